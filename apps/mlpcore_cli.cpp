@@ -1,0 +1,188 @@
+// The mlpcore command-line tool: info, run, verify, bench, backends.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <fstream>
+#include <random>
+
+#include "mlpcore/mlpcore.h"
+
+namespace {
+
+using namespace mlpcore;
+
+constexpr int kExitVerifyFailed = 1;
+constexpr int kExitError = 2;
+
+std::string activation_text(const Activation& a) {
+  std::string s = to_string(a.kind);
+  if (!a.has_param()) return s;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%s=%g)", a.kind == ActivationKind::leaky_relu ? "alpha" : "beta", static_cast<double>(a.param));
+  return s + buf;
+}
+
+int cmd_info(const std::string& path) {
+  const Model model = load_model(path);
+  std::printf("model: %s\n", path.c_str());
+  std::printf("input %zu, output %zu, %zu layers, %zu parameters\n", model.input_dim(), model.output_dim(), model.layers.size(),
+              model.parameter_count());
+  std::printf("%-6s %-14s %-24s %-7s %s\n", "layer", "shape", "activation", "weight", "bias");
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Layer& l = model.layers[i];
+    const std::string shape = std::to_string(l.in) + " -> " + std::to_string(l.out);
+    std::printf("%-6zu %-14s %-24s %-7s %s\n", i, shape.c_str(), activation_text(l.activation).c_str(), to_string(l.weight_dtype),
+                l.bias_dtype ? to_string(*l.bias_dtype) : "none");
+  }
+  for (const auto& [key, value] : model.extra_metadata) std::printf("metadata %s: %s\n", key.c_str(), value.c_str());
+  return 0;
+}
+
+Matrix read_input(const std::string& path) {
+  if (path == "-") {
+    std::string text;
+    char buf[1 << 16];
+    while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+      text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
+      if (text.size() > kMaxNpyFileBytes) throw Error(ErrorCode::file_too_large, "standard input", "", "too much input");
+    }
+    return parse_text(text, "standard input");
+  }
+  return read_matrix(path);
+}
+
+int cmd_run(const std::string& model_path, const std::string& input_path, const std::string& output_path, const std::string& backend) {
+  const Model model = load_model(model_path);
+  const Matrix input = read_input(input_path);
+  if (input.cols != model.input_dim())
+    throw Error(ErrorCode::shape, input_path == "-" ? "standard input" : input_path, "",
+                "samples have " + std::to_string(input.cols) + " values but the model takes " + std::to_string(model.input_dim()));
+  const Network net(model, backend);
+  Matrix output{input.rows, net.output_dim(), std::vector<float>(input.rows * net.output_dim())};
+  net.infer(input.values, output.values, input.rows);
+  if (output_path.empty() || output_path == "-") {
+    std::fputs(format_text(output).c_str(), stdout);
+  } else if (output_path.size() > 4 && output_path.ends_with(".npy")) {
+    write_npy(output_path, output);
+  } else {
+    std::ofstream out(output_path);
+    out << format_text(output);
+    if (!out) throw Error(ErrorCode::io, output_path, "", "write failed");
+  }
+  std::fprintf(stderr, "ran %zu samples on backend %s\n", input.rows, net.backend().name.c_str());
+  return 0;
+}
+
+std::vector<float> random_inputs(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+int cmd_verify(const std::string& model_path, const std::string& backend, std::size_t batch, std::uint64_t seed) {
+  const Model model = load_model(model_path);
+  const Network net(model, backend);
+  const auto input = random_inputs(batch * model.input_dim(), seed);
+  const auto output = net.infer(input);
+  const auto reference = reference_forward(model, input, batch);
+  const Deviation d = compare(output, reference);
+  const bool ok = d.within(net.backend().verify_tolerance);
+  std::printf("backend %s, %zu samples (inputs uniform in [-1, 1], seed %llu)\n", net.backend().name.c_str(), batch,
+              static_cast<unsigned long long>(seed));
+  std::printf("max abs error %.3g, max rel error %.3g (|y-r|/max(1,|r|) vs float64 reference), tolerance %.3g: %s\n", d.max_abs,
+              d.max_rel, net.backend().verify_tolerance, ok ? "PASS" : "FAIL");
+  if (!ok)
+    std::printf("worst: sample %zu output %zu: got %.9g, reference %.9g\n", d.worst / net.output_dim(), d.worst % net.output_dim(),
+                static_cast<double>(output[d.worst]), reference[d.worst]);
+  return ok ? 0 : kExitVerifyFailed;
+}
+
+int cmd_bench(const std::string& model_path, const std::string& backend, std::size_t batch, int repeats, int warmup) {
+  const Model model = load_model(model_path);
+  const Network net(model, backend);
+  const auto input = random_inputs(batch * model.input_dim(), 1);
+  std::vector<float> output(batch * net.output_dim());
+  for (int i = 0; i < warmup; ++i) net.infer(input, output, batch);
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    net.infer(input, output, batch);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double median = seconds[seconds.size() / 2];
+  std::printf("backend %s, batch %zu, %d warm-up + %d timed runs\n", net.backend().name.c_str(), batch, warmup, repeats);
+  std::printf("median %.6f s (min %.6f, max %.6f): %.4g samples/s\n", median, seconds.front(), seconds.back(),
+              static_cast<double>(batch) / median);
+  return 0;
+}
+
+int cmd_backends() {
+  for (const auto& b : list_backends()) {
+    if (b.available) std::printf("%-6s available     %s\n", b.name.c_str(), b.description.c_str());
+    else std::printf("%-6s not available %s: %s\n", b.name.c_str(), b.description.c_str(), b.unavailable_reason.c_str());
+  }
+  std::printf("default: %s\n", default_backend().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mlpcore: run small MLPs on GPU matrix cores (and a CPU reference)"};
+  app.set_version_flag("--version", kVersionString);
+  app.require_subcommand(1);
+
+  std::string model_path, input_path, output_path, backend = "auto";
+  std::size_t verify_batch = 0, bench_batch = 0;
+  std::uint64_t seed = 1;
+  int repeats = 10, warmup = 2;
+
+  auto* info = app.add_subcommand("info", "Describe a model: layers, shapes, activations, parameters, dtypes");
+  info->add_option("model", model_path, "Model file (.safetensors)")->required();
+
+  auto* run = app.add_subcommand("run", "Run a model on inputs from a .npy or text file");
+  run->add_option("model", model_path, "Model file (.safetensors)")->required();
+  run->add_option("--input,-i", input_path, "Input: .npy [batch, in] or [in]; text (one sample per line); '-' reads text from stdin")->required();
+  run->add_option("--output,-o", output_path, "Output: a .npy path, a text path, or '-' for stdout (default)");
+  run->add_option("--backend,-b", backend, "Backend name or 'auto'");
+
+  auto* verify = app.add_subcommand("verify", "Compare a backend with the float64 reference on random inputs");
+  verify->add_option("model", model_path, "Model file (.safetensors)")->required();
+  verify->add_option("--backend,-b", backend, "Backend name or 'auto'");
+  verify->add_option("--batch,-n", verify_batch, "Number of random samples")->default_val(1000)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+  verify->add_option("--seed,-s", seed, "Random seed")->default_val(1);
+
+  auto* bench = app.add_subcommand("bench", "Measure samples per second (median of timed runs after warm-up)");
+  bench->add_option("model", model_path, "Model file (.safetensors)")->required();
+  bench->add_option("--backend,-b", backend, "Backend name or 'auto'");
+  bench->add_option("--batch,-n", bench_batch, "Samples per call")->default_val(65536)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
+  bench->add_option("--repeats,-r", repeats, "Timed runs")->default_val(10)->check(CLI::Range(1, 100000));
+  bench->add_option("--warmup,-w", warmup, "Untimed warm-up runs")->default_val(2)->check(CLI::Range(0, 100000));
+
+  auto* backends = app.add_subcommand("backends", "List backends and why unavailable ones cannot run here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitError;
+  }
+  try {
+    if (*info) return cmd_info(model_path);
+    if (*run) return cmd_run(model_path, input_path, output_path, backend);
+    if (*verify) return cmd_verify(model_path, backend, verify_batch, seed);
+    if (*bench) return cmd_bench(model_path, backend, bench_batch, repeats, warmup);
+    if (*backends) return cmd_backends();
+  } catch (const mlpcore::Error& e) {
+    std::fprintf(stderr, "mlpcore: error: %s\n", e.what());
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlpcore: error: %s\n", e.what());
+    return kExitError;
+  }
+  return kExitError;
+}

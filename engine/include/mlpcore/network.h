@@ -1,0 +1,61 @@
+#pragma once
+// Running a model: pick a backend, build a Network once, call infer() as often as needed.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlpcore/model.h"
+
+namespace mlpcore {
+
+struct BackendInfo {
+  std::string name;           // as accepted by Network and the CLI's --backend
+  std::string description;
+  bool available = false;
+  std::string unavailable_reason;  // why not, when !available
+  // Largest max(|y - r| / max(1, |r|)) over outputs y against the float64 reference r that `verify`
+  // accepts; it follows from the backend's arithmetic precision (docs in README).
+  double verify_tolerance = 0.0;
+};
+
+// Every backend mlpcore knows, available here or not, in order of preference.
+std::vector<BackendInfo> list_backends();
+// The name "auto" resolves to this: the most preferred available backend.
+std::string default_backend();
+
+namespace detail {
+class BackendNetwork;
+}
+
+// A model prepared on one backend. Construction copies and packs the weights; the Model can be discarded.
+// Thread safety: a Network is immutable after construction, and infer() may be called concurrently from
+// any number of threads on the same Network.
+class Network {
+ public:
+  // backend: a name from list_backends() or "auto". Throws Error(unknown_backend | backend_unavailable).
+  explicit Network(const Model& model, std::string_view backend = "auto");
+  ~Network();
+  Network(Network&&) noexcept;
+  Network& operator=(Network&&) noexcept;
+
+  const BackendInfo& backend() const noexcept;
+  std::size_t input_dim() const noexcept;
+  std::size_t output_dim() const noexcept;
+
+  // input: [batch, input_dim] row-major float32; output: [batch, output_dim]. batch >= 1.
+  // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans.
+  void infer(std::span<const float> input, std::span<float> output, std::size_t batch) const;
+  void infer(const float* input, float* output, std::size_t batch) const;
+  std::vector<float> infer(std::span<const float> input) const;  // batch = input.size() / input_dim
+
+ private:
+  BackendInfo info_;
+  std::size_t input_dim_ = 0;
+  std::size_t output_dim_ = 0;
+  std::unique_ptr<detail::BackendNetwork> impl_;
+};
+
+}  // namespace mlpcore

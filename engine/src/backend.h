@@ -1,0 +1,29 @@
+#pragma once
+// What every backend implements; Network owns one and does all argument checking before calling it.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mlpcore/model.h"
+#include "mlpcore/network.h"
+
+namespace mlpcore::detail {
+
+class BackendNetwork {
+ public:
+  virtual ~BackendNetwork() = default;
+  // Pointers are valid and batch >= 1; must be safe to call concurrently.
+  virtual void infer(const float* input, float* output, std::size_t batch) const = 0;
+};
+
+struct Backend {
+  BackendInfo info;
+  std::function<std::unique_ptr<BackendNetwork>(const Model&)> create;  // empty when unavailable
+};
+
+std::vector<Backend> all_backends();  // in order of preference
+
+std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,17 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+namespace mlpcore {
+
+// Reads a whole regular file of at most max_bytes. Refuses directories, devices and pipes (which could
+// block forever) and oversized files before allocating; errors name the path.
+std::vector<std::byte> read_file(const std::filesystem::path& path, std::uint64_t max_bytes);
+
+// Writes to "<path>.tmp-<pid>" then renames over path, so an existing file survives any failure.
+void write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes);
+
+}  // namespace mlpcore

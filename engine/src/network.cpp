@@ -1,0 +1,74 @@
+#include "mlpcore/network.h"
+
+#include "engine/src/backend.h"
+#include "mlpcore/error.h"
+
+namespace mlpcore {
+
+std::vector<BackendInfo> list_backends() {
+  std::vector<BackendInfo> out;
+  for (const auto& b : detail::all_backends()) out.push_back(b.info);
+  return out;
+}
+
+std::string default_backend() {
+  for (const auto& b : detail::all_backends())
+    if (b.info.available) return b.info.name;
+  return "cpu";
+}
+
+Network::Network(const Model& model, std::string_view backend) {
+  model.validate("model");
+  const std::string wanted = backend == "auto" ? default_backend() : std::string(backend);
+  std::string known;
+  for (auto& b : detail::all_backends()) {
+    known += (known.empty() ? "" : ", ") + b.info.name;
+    if (b.info.name != wanted) continue;
+    if (!b.info.available)
+      throw Error(ErrorCode::backend_unavailable, "backend '" + wanted + "'", "", b.info.unavailable_reason);
+    impl_ = b.create(model);
+    info_ = std::move(b.info);
+    input_dim_ = model.input_dim();
+    output_dim_ = model.output_dim();
+    return;
+  }
+  throw Error(ErrorCode::unknown_backend, "backend '" + wanted + "'", "", "unknown (known: auto, " + known + ")");
+}
+
+Network::~Network() = default;
+Network::Network(Network&&) noexcept = default;
+Network& Network::operator=(Network&&) noexcept = default;
+
+const BackendInfo& Network::backend() const noexcept { return info_; }
+std::size_t Network::input_dim() const noexcept { return input_dim_; }
+std::size_t Network::output_dim() const noexcept { return output_dim_; }
+
+void Network::infer(const float* input, float* output, std::size_t batch) const {
+  if (!impl_) throw Error(ErrorCode::invalid_argument, "infer", "", "the network was moved from");
+  if (batch == 0) throw Error(ErrorCode::invalid_argument, "infer", "batch", "must be at least 1");
+  if (!input) throw Error(ErrorCode::invalid_argument, "infer", "input", "is null");
+  if (!output) throw Error(ErrorCode::invalid_argument, "infer", "output", "is null");
+  impl_->infer(input, output, batch);
+}
+
+void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch) const {
+  if (input.size() != batch * input_dim_)
+    throw Error(ErrorCode::invalid_argument, "infer", "input",
+                "holds " + std::to_string(input.size()) + " floats, expected batch*input_dim = " + std::to_string(batch * input_dim_));
+  if (output.size() != batch * output_dim_)
+    throw Error(ErrorCode::invalid_argument, "infer", "output",
+                "holds " + std::to_string(output.size()) + " floats, expected batch*output_dim = " + std::to_string(batch * output_dim_));
+  infer(input.data(), output.data(), batch);
+}
+
+std::vector<float> Network::infer(std::span<const float> input) const {
+  if (input_dim_ == 0 || input.size() % input_dim_ != 0)
+    throw Error(ErrorCode::invalid_argument, "infer", "input",
+                "holds " + std::to_string(input.size()) + " floats, not a multiple of input_dim " + std::to_string(input_dim_));
+  const std::size_t batch = input.size() / input_dim_;
+  std::vector<float> output(batch * output_dim_);
+  infer(input, output, batch);
+  return output;
+}
+
+}  // namespace mlpcore

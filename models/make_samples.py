@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Regenerates the bundled sample models (deterministic: fixed seeds, one thread).
+
+    /usr/bin/python3 models/make_samples.py          # writes models/*.safetensors
+
+heart_sdf.safetensors       2 -> 64x3 -> 1, softplus: a 2-D signed distance field of a heart, fitted to
+                            the exact SDF on [-1, 1]^2 (apps/sdf_demo draws it).
+all_activations.safetensors 3 -> ... -> 4, nine layers using every activation once, widths that are not
+                            multiples of 16, mixed F32/F16/BF16 tensors and one layer without bias.
+"""
+import json
+import os
+import sys
+
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "export"))
+from mlpcore_export import Exponential, Sine, layers_of, write_safetensors, _tensor_bytes, export  # noqa: E402
+
+
+def heart_sdf(p):
+    """Exact SDF of a heart (after Inigo Quilez's sdHeart), scaled to fit [-1, 1]^2; negative inside."""
+    q = torch.stack([p[:, 0].abs(), p[:, 1] + 0.55], dim=1) / 1.1
+    upper = ((q - torch.tensor([0.25, 0.75])) ** 2).sum(1).sqrt() - 2 ** 0.5 / 4
+    d_top = ((q - torch.tensor([0.0, 1.0])) ** 2).sum(1)
+    m = 0.5 * (q[:, 0] + q[:, 1]).clamp(min=0)
+    d_side = ((q - m[:, None]) ** 2).sum(1)
+    lower = torch.minimum(d_top, d_side).sqrt() * torch.sign(q[:, 0] - q[:, 1])
+    return torch.where(q[:, 0] + q[:, 1] > 1, upper, lower) * 1.1
+
+
+def train_heart(steps=3000):
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(2, 64), nn.Softplus(beta=10), nn.Linear(64, 64), nn.Softplus(beta=10),
+                        nn.Linear(64, 64), nn.Softplus(beta=10), nn.Linear(64, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    for step in range(steps):
+        p = torch.rand(2048, 2) * 2 - 1
+        loss = (net(p)[:, 0] - heart_sdf(p)).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    p = torch.rand(20000, 2) * 2 - 1
+    with torch.no_grad():
+        err = (net(p)[:, 0] - heart_sdf(p)).abs()
+    print(f"heart_sdf: mean |error| {err.mean():.4f}, max {err.max():.4f} (domain [-1, 1]^2)")
+    return net
+
+
+def all_activations():
+    torch.manual_seed(2)
+    widths = [3, 24, 32, 16, 20, 32, 17, 24, 8, 4]
+    acts = [nn.ReLU(), nn.LeakyReLU(0.2), nn.Sigmoid(), nn.Tanh(), nn.Softplus(beta=2.0), Exponential(), Sine(),
+            nn.SiLU(), nn.Identity()]
+    modules = []
+    for i, act in enumerate(acts):
+        linear = nn.Linear(widths[i], widths[i + 1], bias=(i != 3))
+        with torch.no_grad():  # keep every layer's output O(1) so exponential stays tame
+            linear.weight.mul_(1.5 if i != 5 else 0.5)
+        modules += [linear, act]
+    net = nn.Sequential(*modules)
+    dtypes = ["F32", "F16", "BF16"]
+    tensors, activations = [], []
+    for i, (linear, activation) in enumerate(layers_of(net)):
+        dtype = dtypes[i % 3]
+        tensors.append((f"layers.{i}.weight", dtype, tuple(linear.weight.shape), _tensor_bytes(linear.weight, dtype)))
+        if linear.bias is not None:
+            bias_dtype = dtypes[(i + 1) % 3]
+            tensors.append((f"layers.{i}.bias", bias_dtype, tuple(linear.bias.shape), _tensor_bytes(linear.bias, bias_dtype)))
+        activations.append(activation)
+    meta = {"mlpcore": json.dumps({"version": 1, "activations": activations}),
+            "description": "random weights exercising every activation and dtype"}
+    write_safetensors(os.path.join(HERE, "all_activations.safetensors"), tensors, meta)
+
+
+def main():
+    torch.set_num_threads(1)
+    export(train_heart(), os.path.join(HERE, "heart_sdf.safetensors"), dtype="F32",
+           metadata={"description": "2-D signed distance field of a heart on [-1, 1]^2 (x right, y up)"})
+    all_activations()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+// The mlpcore CLI end to end: every command, its outputs checked against the float64 reference, and
+// its error exits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "mlpcore/mlpcore.h"
+#include "tests/cli_util.h"
+
+namespace mlpcore {
+namespace {
+
+using test::cli;
+using test::run_command;
+using test::sample_model;
+
+void expect_matches_reference(const Model& model, const Matrix& input, const Matrix& output) {
+  ASSERT_EQ(output.rows, input.rows);
+  ASSERT_EQ(output.cols, model.output_dim());
+  const auto ref = test::naive_forward(model, input.values, input.rows);
+  for (std::size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(output.values[i], ref[i], 1e-4 * std::max(1.0, std::fabs(ref[i])));
+}
+
+TEST(Cli, BackendsListsCpuAndExplainsTheOthers) {
+  const auto r = run_command(cli("backends"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu    available"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hip    not available"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("default: cpu"), std::string::npos) << r.output;
+}
+
+TEST(Cli, InfoDescribesTheModel) {
+  const auto r = run_command(cli("info " + sample_model("all_activations")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const Model m = load_model(sample_model("all_activations"));
+  EXPECT_NE(r.output.find("input 3, output 4, 9 layers, " + std::to_string(m.parameter_count()) + " parameters"), std::string::npos) << r.output;
+  for (const char* text : {"leaky_relu(alpha=0.2)", "softplus(beta=2)", "exponential", "20 -> 32", "BF16", "none"})
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << " in " << r.output;
+}
+
+TEST(Cli, RunNpyToNpyMatchesTheReferenceAndLeavesTheInputAlone) {
+  test::TempDir dir;
+  std::mt19937 rng(3);
+  const Matrix input{123, 3, test::random_inputs(rng, 369)};
+  write_npy(dir / "in.npy", input);
+  const auto before = read_npy(dir / "in.npy").values;
+  const auto r = run_command(cli("run " + sample_model("all_activations") + " --input " + (dir / "in.npy").string() + " --output " +
+                                 (dir / "out.npy").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ran 123 samples on backend cpu"), std::string::npos) << r.output;
+  expect_matches_reference(load_model(sample_model("all_activations")), input, read_npy(dir / "out.npy"));
+  EXPECT_EQ(read_npy(dir / "in.npy").values, before);
+}
+
+TEST(Cli, RunReadsTextFromStdinAndPrintsText) {
+  const auto r = run_command("printf '0 0\\n0.5 -0.25\\n' | " + cli("run " + sample_model("heart_sdf") + " -i -"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string values;  // stdout's lines; stderr's "ran ..." line may come first or last
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.starts_with("ran ")) values += line + "\n";
+  const Matrix printed = parse_text(values, "stdout");
+  expect_matches_reference(load_model(sample_model("heart_sdf")), Matrix{2, 2, {0.0f, 0.0f, 0.5f, -0.25f}}, printed);
+}
+
+TEST(Cli, RunOneDimensionalNpyIsOneSample) {
+  test::TempDir dir;
+  write_npy(dir / "in.npy", Matrix{1, 2, {0.1f, 0.2f}});
+  const auto r = run_command(cli("run " + sample_model("heart_sdf") + " -i " + (dir / "in.npy").string() + " -o " + (dir / "out.txt").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_matches_reference(load_model(sample_model("heart_sdf")), Matrix{1, 2, {0.1f, 0.2f}}, read_matrix(dir / "out.txt"));
+}
+
+TEST(Cli, VerifyPassesOnTheSampleModels) {
+  for (const char* name : {"heart_sdf", "all_activations"}) {
+    const auto r = run_command(cli("verify " + sample_model(name) + " --batch 777 --seed 5"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("777 samples"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, BenchReportsThroughput) {
+  const auto r = run_command(cli("bench " + sample_model("heart_sdf") + " --batch 1000 --repeats 3 --warmup 1"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("batch 1000, 1 warm-up + 3 timed runs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("samples/s"), std::string::npos) << r.output;
+}
+
+struct CliError {
+  std::string args;
+  std::string needle;
+};
+
+TEST(Cli, ErrorsExitNonZeroWithAClearMessage) {
+  test::TempDir dir;
+  std::ofstream(dir / "three.txt") << "1 2 3\n";
+  std::ofstream(dir / "junk.safetensors") << "not a model";
+  const std::string heart = sample_model("heart_sdf");
+  const std::vector<CliError> cases = {
+      {"info " + (dir / "absent.safetensors").string(), "absent.safetensors: no such file"},
+      {"info " + (dir / "junk.safetensors").string(), "junk.safetensors: header length"},
+      {"run " + heart + " -i " + (dir / "three.txt").string(), "samples have 3 values but the model takes 2"},
+      {"run " + heart + " -i " + (dir / "absent.npy").string(), "absent.npy: no such file"},
+      {"run " + heart + " -i " + (dir / "three.txt").string() + " --backend tpu", "samples have 3 values"},
+      {"verify " + heart + " --backend tpu", "backend 'tpu': unknown"},
+      {"verify " + heart + " --backend hip", "backend 'hip': "},
+      {"verify " + heart + " --batch 0", "batch"},
+      {"frobnicate", "subcommand is required"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_command(cli(c.args));
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.needle), std::string::npos) << c.args << "\n" << r.output;
+  }
+  const auto r = run_command(cli("run " + heart + " -i " + (dir / "three.txt").string() + " -o " + (dir / "out.npy").string()));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.npy")) << "no output written on error";
+}
+
+TEST(SdfDemo, DrawsTheHeartFromTheDefaultBackend) {
+  const auto r = run_command(MLPCORE_SDF_DEMO);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("on backend 'cpu'"), std::string::npos) << r.output;
+  const auto inside = std::count(r.output.begin(), r.output.end(), '#');
+  EXPECT_GT(inside, 200) << r.output;   // the heart covers roughly a third of the 64x32 grid
+  EXPECT_LT(inside, 1200) << r.output;
+  const double centre = test::naive_forward(load_model(sample_model("heart_sdf")), {0.0f, 0.0f}, 1)[0];
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "sdf(0, 0) = %.4f", centre);
+  EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
+}
+
+}  // namespace
+}  // namespace mlpcore
