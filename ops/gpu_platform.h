@@ -1,0 +1,46 @@
+#pragma once
+// The only header that spells the GPU runtime's names (hip*, __global__, threadIdx, ...). Kernels and
+// tiles use these instead, so the same source builds for HIP devices and for the host wave emulator.
+#include "ops/arch_config.h"
+#include "ops/host_device.h"
+
+#if MLPCORE_EMULATOR
+#include "ops/emu/wave_emulator.h"
+#define MLPCORE_KERNEL
+#define MLPCORE_DEVICE inline
+namespace mlpcore::ops {
+inline unsigned thread_x() { return emu::thread_idx().x; }
+inline unsigned thread_y() { return emu::thread_idx().y; }
+inline unsigned block_x() { return emu::block_idx().x; }
+inline unsigned block_dim_x() { return emu::block_dim().x; }
+inline unsigned grid_dim_x() { return emu::grid_dim().x; }
+inline unsigned lane_id() { return emu::lane_id(); }
+inline void sync_block() { emu::barrier(); }
+[[noreturn]] inline void trap(const char* why) { emu::trap(why); }
+}  // namespace mlpcore::ops
+
+#elif defined(__HIP__)
+#include <hip/hip_runtime.h>
+#if MLPCORE_HIP_NO_DEVICE_LIBS
+#include "ops/hip_device_lib_shim.h"
+#endif
+#define MLPCORE_KERNEL __global__
+#define MLPCORE_DEVICE __device__ __forceinline__
+namespace mlpcore::ops {
+MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
+MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
+MLPCORE_DEVICE unsigned block_x() { return blockIdx.x; }
+MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
+MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
+MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
+MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+// Prints `why` through the device assert path (where the device libraries are linked), then traps.
+[[noreturn]] __device__ inline void trap(const char* why) {
+  __assert_fail(why, __FILE__, __LINE__, __func__);
+  __builtin_trap();
+}
+}  // namespace mlpcore::ops
+
+#else
+#error "ops/gpu_platform.h needs a HIP compile or MLPCORE_EMULATOR=1"
+#endif

@@ -1,0 +1,97 @@
+// Each tile family on the wave emulator against float64 on the CPU: one 16x16x16 tile, the D -> B
+// transform, and a two-layer chain that keeps its activations in registers.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_wmma_gfx11.h"
+#include "ops/tile_wmma_gfx12.h"
+#include "tests/amd/rounding.h"
+#include "tests/kernels/tile_kernels.h"
+
+namespace mlpcore::test_kernels {
+namespace {
+
+using test::round_toward_zero_f16;
+
+template <class Tile>
+void run(const std::function<void()>& body) {
+  emu::launch({1, 1, 1}, {Tile::kWave, 1, 1}, Tile::kWave, body);
+}
+
+// Values across float16's range: ordinary, tiny (near and below float16's normal range) and large.
+std::vector<float> mixed_values(std::mt19937& rng, std::size_t n) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float scale = i % 7 == 3 ? 1e-5f : i % 11 == 5 ? 200.0f : 1.0f;
+    v[i] = scale * unit(rng);
+  }
+  return v;
+}
+
+template <class Tile>
+class TileMath : public ::testing::Test {};
+using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9>;
+TYPED_TEST_SUITE(TileMath, Tiles);
+
+TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
+  std::mt19937 rng(10);
+  for (int trial = 0; trial < 5; ++trial) {
+    const auto a = mixed_values(rng, 256), b = mixed_values(rng, 256), c = mixed_values(rng, 256);
+    std::vector<float> d(256, NAN);
+    run<TypeParam>([&] { tile_gemm<TypeParam>(a.data(), b.data(), c.data(), d.data()); });
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 16; ++n) {
+        double want = c[m * 16 + n], scale = std::fabs(c[m * 16 + n]);
+        for (int k = 0; k < 16; ++k) {
+          const double p = static_cast<double>(round_toward_zero_f16(a[m * 16 + k])) * round_toward_zero_f16(b[k * 16 + n]);
+          want += p;
+          scale += std::fabs(p);
+        }
+        // Inputs rounded exactly as cvt_pkrtz does; what remains is float32 accumulation of 17 terms.
+        ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + 1e-30) << "trial " << trial << " element " << m << "," << n;
+      }
+  }
+}
+
+TYPED_TEST(TileMath, ToBLayoutHandsEachLaneTheRowsItsBOperandNeeds) {
+  using T = TypeParam;
+  std::vector<float> b(T::kWave * T::kB, NAN);
+  run<T>([&] { tile_to_b<T>(b.data()); });
+  for (int lane = 0; lane < T::kWave; ++lane)
+    for (int i = 0; i < T::kB; ++i)
+      EXPECT_EQ(b[lane * T::kB + i], 16 * T::k_feature(T::b_row(lane, i)) + T::b_col(lane, i)) << "lane " << lane << " element " << i;
+}
+
+TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {
+  std::mt19937 rng(20);
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto x = mixed_values(rng, 16 * 32), w1 = mixed_values(rng, 32 * 32), b1 = mixed_values(rng, 32);
+    const auto w2 = mixed_values(rng, 16 * 32), b2 = mixed_values(rng, 16);
+    std::vector<float> y(16 * 16, NAN);
+    run<TypeParam>([&] { tile_chain<TypeParam>(x.data(), w1.data(), b1.data(), w2.data(), b2.data(), y.data()); });
+    for (int n = 0; n < 16; ++n) {
+      std::vector<double> h(32);
+      for (int j = 0; j < 32; ++j) {
+        double acc = b1[j];
+        for (int k = 0; k < 32; ++k) acc += static_cast<double>(round_toward_zero_f16(w1[j * 32 + k])) * round_toward_zero_f16(x[n * 32 + k]);
+        h[j] = std::max(acc, 0.0);
+      }
+      for (int m = 0; m < 16; ++m) {
+        double want = b2[m], scale = std::fabs(b2[m]);
+        for (int j = 0; j < 32; ++j) {
+          const double p = static_cast<double>(round_toward_zero_f16(w2[m * 32 + j])) * round_toward_zero_f16(static_cast<float>(h[j]));
+          want += p;
+          scale += std::fabs(p);
+        }
+        // The hidden values may round to float16 one ulp (2^-10 relative) apart from the reference.
+        ASSERT_NEAR(y[n * 16 + m], want, 2e-3 * scale + 1e-6) << "trial " << trial << " sample " << n << " output " << m;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlpcore::test_kernels
