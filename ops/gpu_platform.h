@@ -4,9 +4,17 @@
 #include "ops/arch_config.h"
 #include "ops/host_device.h"
 
+// Unrolls the next loop completely, so register arrays it indexes stay in registers.
+#if defined(__clang__)
+#define MLPCORE_UNROLL _Pragma("unroll")
+#else
+#define MLPCORE_UNROLL _Pragma("GCC unroll 16")
+#endif
+
 #if MLPCORE_EMULATOR
 #include "ops/emu/wave_emulator.h"
 #define MLPCORE_KERNEL
+#define MLPCORE_LAUNCH_BOUNDS(threads)
 #define MLPCORE_DEVICE inline
 namespace mlpcore::ops {
 inline unsigned thread_x() { return emu::thread_idx().x; }
@@ -16,6 +24,7 @@ inline unsigned block_dim_x() { return emu::block_dim().x; }
 inline unsigned grid_dim_x() { return emu::grid_dim().x; }
 inline unsigned lane_id() { return emu::lane_id(); }
 inline void sync_block() { emu::barrier(); }
+inline void schedule_barrier() {}
 [[noreturn]] inline void trap(const char* why) { emu::trap(why); }
 }  // namespace mlpcore::ops
 
@@ -25,6 +34,7 @@ inline void sync_block() { emu::barrier(); }
 #include "ops/hip_device_lib_shim.h"
 #endif
 #define MLPCORE_KERNEL __global__
+#define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #define MLPCORE_DEVICE __device__ __forceinline__
 namespace mlpcore::ops {
 MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
@@ -34,6 +44,8 @@ MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
 MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
 MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
 MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+// Keeps the compiler from moving instructions across this point (register pressure control).
+MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
 // Prints `why` through the device assert path (where the device libraries are linked), then traps.
 [[noreturn]] __device__ inline void trap(const char* why) {
   __assert_fail(why, __FILE__, __LINE__, __func__);

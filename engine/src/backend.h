@@ -25,5 +25,8 @@ struct Backend {
 std::vector<Backend> all_backends();  // in order of preference
 
 std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& model);
 
 }  // namespace mlpcore::detail

@@ -22,6 +22,8 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::invalid_argument: return "invalid_argument";
     case ErrorCode::unknown_backend: return "unknown_backend";
     case ErrorCode::backend_unavailable: return "backend_unavailable";
+    case ErrorCode::unsupported_model: return "unsupported_model";
+    case ErrorCode::device: return "device";
   }
   return "unknown";
 }

@@ -25,6 +25,8 @@ enum class ErrorCode {
   invalid_argument,     // an API or CLI argument is wrong
   unknown_backend,      // no backend of that name exists
   backend_unavailable,  // the backend exists but cannot run on this machine
+  unsupported_model,    // a valid model this backend cannot run (e.g. a layer too wide for a fused kernel)
+  device,               // a GPU runtime call failed
 };
 
 const char* to_string(ErrorCode code) noexcept;

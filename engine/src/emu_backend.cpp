@@ -1,0 +1,46 @@
+// The emulated AMD backends: the fused kernels of ops/fused_mlp.h, unchanged, on the wave emulator.
+// Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
+#include <algorithm>
+
+#include "engine/src/backend.h"
+#include "engine/src/fused_packing.h"
+#include "ops/fused_mlp.h"
+#include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_wmma_gfx11.h"
+#include "ops/tile_wmma_gfx12.h"
+
+namespace mlpcore::detail {
+namespace {
+
+constexpr unsigned kWavesPerBlock = 4;
+constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
+
+template <class Tile>
+class EmuNetwork final : public BackendNetwork {
+ public:
+  EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)) {}
+
+  void infer(const float* input, float* output, std::size_t batch) const override {
+    if (batch > std::size_t{1} << 31) throw Error(ErrorCode::invalid_argument, "infer", "batch", "too large for the emulator");
+    const ops::NetworkView view{packed_.weights.data(), packed_.biases.data(), packed_.layers.data(),
+                                static_cast<std::uint32_t>(packed_.layers.size()), packed_.input_dim, packed_.output_dim};
+    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
+    const unsigned blocks = std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks);
+    const auto n = static_cast<unsigned>(batch);
+    with_tile_variant(packed_.max_tiles, [&](auto max_tiles) {
+      emu::launch({blocks, 1, 1}, {kWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave,
+                  [&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); });
+    });
+  }
+
+ private:
+  PackedNetwork packed_;
+};
+
+}  // namespace
+
+std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx11>>(m, "emu-rdna3"); }
+std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx12>>(m, "emu-rdna4"); }
+std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMfmaGfx9>>(m, "emu-cdna"); }
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,19 @@
+#include "engine/src/fused_packing.h"
+
+namespace mlpcore::detail {
+
+int fused_tile_variant(const Model& model, const char* backend) {
+  std::size_t widest = model.input_dim();
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const std::size_t out = model.layers[i].out;
+    if (out > static_cast<std::size_t>(ops::kMaxFusedWidth) || model.layers[i].in > static_cast<std::size_t>(ops::kMaxFusedWidth))
+      throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(i),
+                  std::to_string(model.layers[i].in) + " -> " + std::to_string(out) + " is wider than the " +
+                      std::to_string(ops::kMaxFusedWidth) + " the fused matrix-core kernel keeps in registers (use the cpu backend)");
+    widest = std::max(widest, out);
+  }
+  const int tiles = static_cast<int>((widest + 15) / 16);
+  return tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : 8;
+}
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,131 @@
+#pragma once
+// The fused MLP kernel, written once against the tile interface. A wave evaluates 16 samples at a time
+// through every layer: the input tile is converted to float16 with cvt_pkrtz, each layer's accumulators
+// start from the bias, run the matrix instruction over the K tiles with the packed weights as A and the
+// activations as B, apply the activation in registers and turn into the next layer's B (to_b_layout).
+// Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
+//
+// Two drivers share the layer code: mlp_forward<Tile, MaxTiles> reads every layer's shape at run time
+// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Widths...> has the shape (in tiles of
+// 16: input, hidden..., output) compiled in, so its loops and guards disappear.
+#include <cstddef>
+#include <utility>
+
+#include "ops/activation_math.h"
+#include "ops/mlp_network.h"
+#include "ops/tile_ops.h"
+
+namespace mlpcore::ops {
+
+// The A fragment of output tile `mt`, K tile `kt`: kA contiguous halves per lane, one wide load.
+template <class Tile>
+MLPCORE_DEVICE typename Tile::AFrag load_packed_a(const half_t* layer_weights, int in_tiles, int mt, int kt) {
+  const auto* p = layer_weights + ((mt * in_tiles + kt) * Tile::kWave + static_cast<int>(lane_id())) * Tile::kA;
+  return *reinterpret_cast<const typename Tile::AFrag*>(p);
+}
+
+template <class Tile>
+MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
+  if (kind == ActivationKind::none) return;
+  for (int i = 0; i < Tile::kAcc; ++i) acc[i] = activate<float, GpuMath>(kind, param, acc[i]);
+}
+
+// Where one wave is in the batch: 16 samples from sample0.
+struct SampleTile {
+  unsigned sample0;
+  unsigned batch;
+};
+
+template <class Tile, int Tiles>
+MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles], int in_tiles, const float* input, unsigned in_dim, SampleTile s) {
+  MLPCORE_UNROLL
+  for (int kt = 0; kt < Tiles; ++kt)
+    if (kt < in_tiles)
+      act[kt] = load_b<Tile>([&](int f, int n) {
+        const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = s.sample0 + static_cast<unsigned>(n);
+        return feature < in_dim && sample < s.batch ? input[static_cast<std::size_t>(sample) * in_dim + feature] : 0.0f;
+      });
+}
+
+// One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
+// layer leaves its output in `act`; the last layer stores it.
+template <class Tile, int Tiles>
+MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
+                                typename Tile::BFrag (&act)[Tiles], float* output, SampleTile s) {
+  const half_t* w = net.weights + d.weight_offset;
+  const float* bias = net.biases + d.bias_offset;
+  typename Tile::BFrag next[Tiles];
+  MLPCORE_UNROLL
+  for (int mt = 0; mt < Tiles; ++mt) {
+    if (mt >= out_tiles) continue;
+    auto acc = load_acc<Tile>([&](int m, int) { return bias[mt * 16 + m]; });
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < Tiles; ++kt)
+      if (kt < in_tiles) acc = Tile::mma(load_packed_a<Tile>(w, in_tiles, mt, kt), act[kt], acc);
+    activate_tile<Tile>(acc, d.activation, d.param);
+    if (last)
+      store_acc<Tile>(acc, [&](int m, int n, float v) {
+        const unsigned unit = static_cast<unsigned>(mt * 16 + m), sample = s.sample0 + static_cast<unsigned>(n);
+        if (unit < net.output_dim && sample < s.batch) output[static_cast<std::size_t>(sample) * net.output_dim + unit] = v;
+      });
+    else
+      next[mt] = Tile::to_b_layout(acc);
+    // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
+    schedule_barrier();
+  }
+  if (last) return;
+  MLPCORE_UNROLL
+  for (int mt = 0; mt < Tiles; ++mt)
+    if (mt < out_tiles) act[mt] = next[mt];
+}
+
+// Calls f(SampleTile) for each 16-sample tile this wave owns (grid-stride over waves).
+template <class Tile, class F>
+MLPCORE_DEVICE void for_each_sample_tile(unsigned batch, F f) {
+  const unsigned waves_per_block = block_dim_x() / Tile::kWave;
+  const unsigned stride = grid_dim_x() * waves_per_block;
+  const unsigned tiles = (batch + 15) / 16;
+  for (unsigned t = block_x() * waves_per_block + thread_x() / Tile::kWave; t < tiles; t += stride) f(SampleTile{t * 16, batch});
+}
+
+template <class Tile, int MaxTiles>
+MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const float* input, float* output, unsigned batch) {
+  static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
+  for_each_sample_tile<Tile>(batch, [&](SampleTile s) {
+    typename Tile::BFrag act[MaxTiles];
+    load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, s);
+    for (unsigned l = 0; l < net.num_layers; ++l) {
+      const LayerDesc d = net.layers[l];
+      dense_layer<Tile>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, s);
+    }
+  });
+}
+
+template <int I, int... Widths>
+constexpr int width_at() {
+  constexpr int widths[] = {Widths...};
+  return widths[I];
+}
+
+template <int... Widths>
+constexpr int widest() {
+  int m = 0;
+  for (int w : {Widths...}) m = w > m ? w : m;
+  return m;
+}
+
+template <class Tile, int... Widths>
+MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const float* input, float* output, unsigned batch) {
+  constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
+  constexpr int kTiles = widest<Widths...>();
+  static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
+  for_each_sample_tile<Tile>(batch, [&](SampleTile s) {
+    typename Tile::BFrag act[kTiles];
+    load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, s);
+    [&]<int... L>(std::integer_sequence<int, L...>) {
+      (dense_layer<Tile>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), L + 1 == kLayers, act, output, s), ...);
+    }(std::make_integer_sequence<int, kLayers>{});
+  });
+}
+
+}  // namespace mlpcore::ops

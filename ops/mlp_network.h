@@ -1,0 +1,33 @@
+#pragma once
+// What the fused MLP kernel reads: packed weights, biases and one descriptor per layer, all in device
+// memory, described by a small trivially copyable view passed by value.
+#include <cstdint>
+
+#include "mlpcore/activation_kind.h"
+#include "ops/simd_types.h"
+
+namespace mlpcore::ops {
+
+// The widest layer the fused kernel keeps in registers: 8 tiles of 16.
+inline constexpr int kMaxTilesPerLayer = 8;
+inline constexpr int kMaxFusedWidth = 16 * kMaxTilesPerLayer;
+
+struct LayerDesc {
+  std::uint32_t weight_offset;  // in half_t, start of this layer's packed A fragments
+  std::uint32_t bias_offset;    // in float, start of this layer's bias (padded to out_tiles * 16)
+  std::uint16_t in_tiles;       // padded input width / 16
+  std::uint16_t out_tiles;      // padded output width / 16
+  ActivationKind activation;
+  float param;                  // leaky_relu alpha, softplus beta
+};
+
+struct NetworkView {
+  const half_t* weights;        // per layer: [out_tiles][in_tiles][wave lanes][A elements], see pack_weights
+  const float* biases;
+  const LayerDesc* layers;
+  std::uint32_t num_layers;
+  std::uint32_t input_dim;
+  std::uint32_t output_dim;
+};
+
+}  // namespace mlpcore::ops

@@ -1,0 +1,115 @@
+// The fused AMD kernels, through the engine API on the emulated backends, against the float64 reference:
+// random models of every shape the kernels accept and the bundled samples.
+#include <gtest/gtest.h>
+
+#include "mlpcore/error.h"
+#include "mlpcore/network.h"
+#include "tests/test_util.h"
+
+namespace mlpcore {
+namespace {
+
+// float16 operands: weights round to nearest (2^-11 relative), inputs and every hidden activation round
+// toward zero (up to 2^-10, always shrinking), accumulation is float32. Through up to 8 layers with
+// O(1) activations that stays below 1e-2 relative to max(1, |r|) (observed: below 2e-3).
+constexpr double kTolerance = 1e-2;
+const char* const kBackends[] = {"emu-rdna3", "emu-rdna4", "emu-cdna"};
+
+struct Stats {
+  double worst = 0;
+};
+
+void check(const Model& model, const std::string& backend, std::size_t batch, std::mt19937& rng, const std::string& what, Stats& stats) {
+  const Network net(model, backend);
+  const auto input = test::random_inputs(rng, batch * model.input_dim());
+  // Poison the output and guard the bytes after it: every output written, nothing past the end.
+  std::vector<float> output(batch * model.output_dim() + 64, NAN);
+  for (std::size_t i = batch * model.output_dim(); i < output.size(); ++i) output[i] = 12345.0f;
+  net.infer(input, std::span<float>(output).first(batch * model.output_dim()), batch);
+  const auto ref = test::naive_forward(model, input, batch);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(ref[i])) << what;
+    ASSERT_FALSE(std::isnan(output[i])) << what << ": output " << i << " never written";
+    const double err = std::fabs(output[i] - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+    stats.worst = std::max(stats.worst, err);
+    ASSERT_LE(err, kTolerance) << what << ": element " << i << " got " << output[i] << " want " << ref[i];
+  }
+  for (std::size_t i = ref.size(); i < output.size(); ++i) ASSERT_EQ(output[i], 12345.0f) << what << ": wrote past the output";
+}
+
+Activation random_activation(std::mt19937& rng, bool allow_exp) {
+  const auto& kinds = test::all_activation_kinds();
+  ActivationKind k;
+  do k = kinds[rng() % kinds.size()];
+  while (k == ActivationKind::exponential && !allow_exp);
+  if (k == ActivationKind::leaky_relu) return Activation::make(k, 0.1f);
+  if (k == ActivationKind::softplus) return Activation::make(k, 2.0f);
+  return Activation::make(k);
+}
+
+class EmulatedBackend : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EmulatedBackend, RandomModelsMatchFloat64) {
+  const std::string backend = GetParam();
+  std::mt19937 rng(99);
+  std::uniform_int_distribution<std::size_t> layers_dist(1, 8), in_dist(1, 64), hidden_dist(16, 128), out_dist(1, 32);
+  const std::size_t batches[] = {1, 15, 16, 17, 100, 1000};
+  const DType dtypes[] = {DType::f32, DType::f16, DType::bf16};
+  std::set<ActivationKind> seen;
+  Stats stats;
+  for (int trial = 0; trial < 18; ++trial) {
+    const std::size_t layers = layers_dist(rng);
+    std::vector<std::size_t> widths = {in_dist(rng)};
+    for (std::size_t i = 0; i + 1 < layers; ++i) widths.push_back(trial % 3 == 0 ? 16 * (1 + rng() % 8) : hidden_dist(rng));
+    widths.push_back(out_dist(rng));
+    std::vector<Activation> acts;
+    for (std::size_t i = 0; i < layers; ++i) {
+      acts.push_back(random_activation(rng, acts.empty() || acts.back().kind != ActivationKind::exponential));
+      seen.insert(acts.back().kind);
+    }
+    Model model = test::random_model(rng, widths, acts);
+    for (auto& l : model.layers) l.weight_dtype = l.bias_dtype.emplace(dtypes[trial % 3]);
+    model = parse_model(serialize_model(model), "random");  // weights as an F16/BF16 file holds them
+    const std::size_t batch = batches[static_cast<std::size_t>(trial) % 6];
+    check(model, backend, batch, rng, backend + " trial " + std::to_string(trial) + " batch " + std::to_string(batch), stats);
+  }
+  EXPECT_EQ(seen.size(), test::all_activation_kinds().size());
+  std::cout << backend << ": worst relative error " << stats.worst << " (tolerance " << kTolerance << ")\n";
+}
+
+TEST_P(EmulatedBackend, WidestAndDeepestModelsMatchFloat64) {
+  std::mt19937 rng(5);
+  Stats stats;
+  const Model wide = test::random_model(rng, {64, 128, 128, 128, 128, 128, 128, 128, 32}, std::vector<Activation>(8, Activation::make(ActivationKind::tanh)));
+  check(wide, GetParam(), 100, rng, "8 x 128 tanh", stats);
+  const Model relu = test::random_model(rng, {3, 64, 64, 64, 64, 1}, std::vector<Activation>(5, Activation::make(ActivationKind::relu)));
+  check(relu, GetParam(), 1000, rng, "3-64x4-1 relu", stats);
+}
+
+TEST_P(EmulatedBackend, BundledSampleModelsMatchFloat64) {
+  std::mt19937 rng(6);
+  Stats stats;
+  for (const char* name : {"heart_sdf", "all_activations"})
+    check(load_model(std::string(MLPCORE_SOURCE_DIR) + "/models/" + name + ".safetensors"), GetParam(), 257, rng, name, stats);
+}
+
+TEST_P(EmulatedBackend, LayersWiderThanTheFusedKernelAreRefused) {
+  std::mt19937 rng(7);
+  const Model m = test::random_model(rng, {3, 200, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  try {
+    Network net(m, GetParam());
+    FAIL() << "accepted a 200-wide layer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported_model) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layers.0: 3 -> 200 is wider than the 128"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Amd, EmulatedBackend, ::testing::ValuesIn(kBackends), [](const auto& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
+
+}  // namespace
+}  // namespace mlpcore
