@@ -123,8 +123,8 @@ int cmd_bench(const std::string& model_path, const std::string& backend, std::si
 
 int cmd_backends() {
   for (const auto& b : list_backends()) {
-    if (b.available) std::printf("%-6s available     %s\n", b.name.c_str(), b.description.c_str());
-    else std::printf("%-6s not available %s: %s\n", b.name.c_str(), b.description.c_str(), b.unavailable_reason.c_str());
+    if (b.available) std::printf("%-10s available      %s\n", b.name.c_str(), b.description.c_str());
+    else std::printf("%-10s not available  %s: %s\n", b.name.c_str(), b.description.c_str(), b.unavailable_reason.c_str());
   }
   std::printf("default: %s\n", default_backend().c_str());
   return 0;

@@ -4,7 +4,8 @@
 #               objects are built with -nogpulib and ops/hip_device_lib_shim.h.
 # Choose another compiler with -DMLPCORE_HIP_CLANG=..., the targets with -DMLPCORE_AMDGPU_TARGETS=...
 
-set(MLPCORE_AMDGPU_TARGETS "gfx1100;gfx1151;gfx1201;gfx90a;gfx942" CACHE STRING "AMD GPU architectures to build code objects for")
+set(MLPCORE_AMDGPU_TARGETS "gfx1100;gfx1101;gfx1102;gfx1151;gfx1200;gfx1201;gfx908;gfx90a;gfx942" CACHE STRING
+    "AMD GPU architectures to build code objects for")
 
 if(NOT DEFINED ENV{ROCM_PATH})
   set(_rocm_path /opt/rocm)
@@ -38,7 +39,8 @@ function(mlpcore_add_code_objects target source)
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${MLPCORE_HIP_CLANG} -x hip --offload-arch=${arch} --cuda-device-only --no-gpu-bundle-output
-              -std=c++20 -O3 ${_device_lib_flags} -I${PROJECT_SOURCE_DIR} -MD -MF ${out}.d -o ${out}
+              -std=c++20 -O3 ${_device_lib_flags} -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include
+              -MD -MF ${out}.d -o ${out}
               ${CMAKE_CURRENT_SOURCE_DIR}/${source}
       DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source}
       DEPFILE ${out}.d
@@ -47,4 +49,23 @@ function(mlpcore_add_code_objects target source)
     list(APPEND outputs ${out})
   endforeach()
   add_custom_target(${target} ALL DEPENDS ${outputs})
+endfunction()
+
+# mlpcore_embed_code_objects(<source.hip> <generated.cpp>): builds the source for every architecture and
+# writes the objects into <generated.cpp> as byte arrays (engine/src/amd_code_objects.h).
+function(mlpcore_embed_code_objects source generated)
+  get_filename_component(name ${source} NAME_WE)
+  mlpcore_add_code_objects(${name}_code_objects ${source})
+  set(inputs)
+  set(objects)
+  foreach(arch IN LISTS MLPCORE_AMDGPU_TARGETS)
+    list(APPEND inputs "${arch}=${CMAKE_CURRENT_BINARY_DIR}/${name}_${arch}.co")
+    list(APPEND objects ${CMAKE_CURRENT_BINARY_DIR}/${name}_${arch}.co)
+  endforeach()
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" "-DINPUTS=${inputs}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    DEPENDS ${objects} ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    COMMENT "Embedding AMD code objects"
+    VERBATIM)
 endfunction()

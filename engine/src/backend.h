@@ -19,12 +19,14 @@ class BackendNetwork {
 
 struct Backend {
   BackendInfo info;
-  std::function<std::unique_ptr<BackendNetwork>(const Model&)> create;  // empty when unavailable
+  using Factory = std::function<std::unique_ptr<BackendNetwork>(const Model&)>;
+  Factory create;  // empty when unavailable
 };
 
 std::vector<Backend> all_backends();  // in order of preference
 
 std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& model);

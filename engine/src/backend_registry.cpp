@@ -1,6 +1,7 @@
 #include <tuple>
 
 #include "engine/src/backend.h"
+#include "engine/src/hip_backend.h"
 
 namespace mlpcore::detail {
 
@@ -12,9 +13,10 @@ constexpr double kFp16Tolerance = 1e-2;
 std::vector<Backend> all_backends() {
   std::vector<Backend> backends;
   // GPU backends come first once they exist; until then they are listed with the reason they cannot run.
-  backends.push_back({{"hip", "AMD GPUs (RDNA3, RDNA4, CDNA) through HIP", false,
-                       "not implemented in this version of mlpcore", 0.0},
-                      nullptr});
+  const HipProbe& hip = hip_probe();
+  backends.push_back({{"hip", hip.available ? hip.description : "AMD GPUs (RDNA3, RDNA4, CDNA) through HIP", hip.available, hip.reason,
+                       kFp16Tolerance},
+                      hip.available ? Backend::Factory(static_cast<std::unique_ptr<BackendNetwork> (*)(const Model&)>(create_hip_network)) : nullptr});
   backends.push_back({{"cuda", "NVIDIA GPUs (sm_80 and newer) through CUDA", false,
                        "not implemented in this version of mlpcore", 0.0},
                       nullptr});

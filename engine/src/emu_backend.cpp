@@ -5,6 +5,7 @@
 #include "engine/src/backend.h"
 #include "engine/src/fused_packing.h"
 #include "ops/fused_mlp.h"
+#include "ops/fused_shapes.h"
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
@@ -18,7 +19,7 @@ constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-stridi
 template <class Tile>
 class EmuNetwork final : public BackendNetwork {
  public:
-  EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)) {}
+  EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
 
   void infer(const float* input, float* output, std::size_t batch) const override {
     if (batch > std::size_t{1} << 31) throw Error(ErrorCode::invalid_argument, "infer", "batch", "too large for the emulator");
@@ -27,14 +28,21 @@ class EmuNetwork final : public BackendNetwork {
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
     const unsigned blocks = std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);
-    with_tile_variant(packed_.max_tiles, [&](auto max_tiles) {
-      emu::launch({blocks, 1, 1}, {kWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave,
-                  [&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); });
-    });
+    auto run = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
+    // The same choice of kernel as the hip backend: a fixed-shape kernel where one matches.
+    switch (fixed_) {
+#define MLPCORE_FIXED_CASE(index, ...) \
+  case index: return run([&] { ops::mlp_forward_fixed<Tile, __VA_ARGS__>(view, input, output, n); });
+      MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
+#undef MLPCORE_FIXED_CASE
+      default:
+        with_tile_variant(packed_.max_tiles, [&](auto max_tiles) { run([&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); }); });
+    }
   }
 
  private:
   PackedNetwork packed_;
+  int fixed_;
 };
 
 }  // namespace

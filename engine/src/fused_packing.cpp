@@ -1,5 +1,7 @@
 #include "engine/src/fused_packing.h"
 
+#include "ops/fused_shapes.h"
+
 namespace mlpcore::detail {
 
 int fused_tile_variant(const Model& model, const char* backend) {
@@ -14,6 +16,16 @@ int fused_tile_variant(const Model& model, const char* backend) {
   }
   const int tiles = static_cast<int>((widest + 15) / 16);
   return tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : 8;
+}
+
+int fixed_shape_index(const Model& model) {
+  std::vector<int> tiles = {static_cast<int>((model.input_dim() + 15) / 16)};
+  for (const auto& l : model.layers) tiles.push_back(static_cast<int>((l.out + 15) / 16));
+#define MLPCORE_MATCH_SHAPE(index, ...) \
+  if (tiles == std::vector<int>{__VA_ARGS__}) return index;
+  MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
+#undef MLPCORE_MATCH_SHAPE
+  return -1;
 }
 
 }  // namespace mlpcore::detail

@@ -53,6 +53,9 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   return p;
 }
 
+// The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
+int fixed_shape_index(const Model& model);
+
 // Calls f(std::integral_constant<int, N>) for the kernel variant N = p.max_tiles.
 template <class F>
 void with_tile_variant(int max_tiles, F&& f) {

@@ -1,5 +1,8 @@
 #include "mlpcore/network.h"
 
+#include <cstdio>
+#include <mutex>
+
 #include "engine/src/backend.h"
 #include "mlpcore/error.h"
 
@@ -17,9 +20,24 @@ std::string default_backend() {
   return "cpu";
 }
 
+namespace {
+
+// "auto" on a machine whose GPU backends cannot run says so once per process, on stderr.
+void notice_fallback(const std::string& chosen) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    for (const auto& b : detail::all_backends())
+      if (b.info.name == chosen) return;
+      else if (!b.info.available) std::fprintf(stderr, "mlpcore: %s unavailable (%s); using %s\n", b.info.name.c_str(), b.info.unavailable_reason.c_str(), chosen.c_str());
+  });
+}
+
+}  // namespace
+
 Network::Network(const Model& model, std::string_view backend) {
   model.validate("model");
   const std::string wanted = backend == "auto" ? default_backend() : std::string(backend);
+  if (backend == "auto") notice_fallback(wanted);
   std::string known;
   for (auto& b : detail::all_backends()) {
     known += (known.empty() ? "" : ", ") + b.info.name;

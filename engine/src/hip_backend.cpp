@@ -1,0 +1,143 @@
+// The hip backend: the fused kernels' code object for the GPU's architecture, weights packed and uploaded
+// once, batches copied in, run and copied out. Without libamdhip64, a GPU, or a code object for the GPU,
+// it reports why and the engine falls back to the CPU.
+#include <algorithm>
+#include <mutex>
+
+#include "engine/src/amd_arch.h"
+#include "engine/src/backend.h"
+#include "engine/src/fused_packing.h"
+#include "engine/src/hip_backend.h"
+#include "engine/src/hip_runtime.h"
+#include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_wmma_gfx11.h"
+#include "ops/tile_wmma_gfx12.h"
+
+namespace mlpcore::detail {
+namespace {
+
+constexpr unsigned kWavesPerBlock = 4;  // as ops/fused_mlp_kernels.hip
+constexpr unsigned kMaxBlocks = 4096;   // enough waves to fill any GPU; the kernels stride over the rest
+
+std::string built_for(std::span<const EmbeddedCodeObject> objects) {
+  std::string s;
+  for (const auto& o : objects) s += (s.empty() ? "" : ", ") + std::string(o.arch);
+  return s;
+}
+
+// Device memory that frees itself.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(const HipRuntime& rt, std::size_t bytes) : rt_(&rt), p_(rt.malloc(std::max<std::size_t>(bytes, 4))) {}
+  ~DeviceBuffer() { rt_->free(p_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  const HipRuntime* rt_;
+  void* p_;
+};
+
+template <class T>
+std::unique_ptr<DeviceBuffer> upload(const HipRuntime& rt, const std::vector<T>& v) {
+  auto b = std::make_unique<DeviceBuffer>(rt, v.size() * sizeof(T));
+  rt.copy(b->get(), v.data(), v.size() * sizeof(T));
+  return b;
+}
+
+class HipNetwork final : public BackendNetwork {
+ public:
+  HipNetwork(const Model& model, const HipRuntime& rt, const HipProbe& probe) : rt_(rt), device_(probe.device) {
+    rt_.set_device(device_);
+    PackedNetwork packed;
+    switch (probe.arch) {
+      case Arch::gfx11: packed = pack_network<ops::TileWmmaGfx11>(model, "hip"), wave_ = ops::TileWmmaGfx11::kWave; break;
+      case Arch::gfx12: packed = pack_network<ops::TileWmmaGfx12>(model, "hip"), wave_ = ops::TileWmmaGfx12::kWave; break;
+      default: packed = pack_network<ops::TileMfmaGfx9>(model, "hip"), wave_ = ops::TileMfmaGfx9::kWave; break;
+    }
+    module_ = rt_.load_module(probe.object->data);
+    const int fixed = fixed_shape_index(model);
+    const std::string name = fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(packed.max_tiles);
+    kernel_ = rt_.function(module_, name.c_str());
+    if (!kernel_) throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
+    weights_ = upload(rt_, packed.weights);
+    biases_ = upload(rt_, packed.biases);
+    layers_ = upload(rt_, packed.layers);
+    view_ = {static_cast<const ops::half_t*>(weights_->get()), static_cast<const float*>(biases_->get()),
+             static_cast<const ops::LayerDesc*>(layers_->get()), static_cast<std::uint32_t>(packed.layers.size()), packed.input_dim,
+             packed.output_dim};
+  }
+
+  ~HipNetwork() override { rt_.unload_module(module_); }
+
+  void infer(const float* input, float* output, std::size_t batch) const override {
+    if (batch > 0xffffffffu / 16) throw Error(ErrorCode::invalid_argument, "infer", "batch", "more than 2^28 samples in one call");
+    std::lock_guard lock(mutex_);  // the device and its current-device state are shared by callers
+    rt_.set_device(device_);
+    const std::size_t in_bytes = batch * view_.input_dim * sizeof(float), out_bytes = batch * view_.output_dim * sizeof(float);
+    DeviceBuffer in(rt_, in_bytes), out(rt_, out_bytes);
+    rt_.copy(in.get(), input, in_bytes);
+    auto n = static_cast<unsigned>(batch);
+    const float* in_ptr = static_cast<const float*>(in.get());
+    float* out_ptr = static_cast<float*>(out.get());
+    ops::NetworkView view = view_;
+    void* args[] = {&view, &in_ptr, &out_ptr, &n};
+    const unsigned tiles = (n + 15) / 16;
+    const unsigned blocks = std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks);
+    rt_.launch(kernel_, blocks, kWavesPerBlock * wave_, args, nullptr);
+    rt_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
+  }
+
+ private:
+  const HipRuntime& rt_;
+  int device_;
+  unsigned wave_ = 0;
+  void* module_ = nullptr;
+  void* kernel_ = nullptr;
+  std::unique_ptr<DeviceBuffer> weights_, biases_, layers_;
+  ops::NetworkView view_{};
+  mutable std::mutex mutex_;
+};
+
+const HipRuntime& runtime() {
+  static const HipRuntime rt;
+  return rt;
+}
+
+}  // namespace
+
+HipProbe probe_hip(const HipRuntime& rt, std::span<const EmbeddedCodeObject> objects) {
+  HipProbe p;
+  if (objects.empty()) return p.reason = "this build has no AMD code objects (configured with MLPCORE_AMDGPU=OFF)", p;
+  if (!rt.loaded()) return p.reason = "no HIP runtime: " + rt.load_error(), p;
+  int count = 0;
+  if (const int error = rt.try_device_count(count)) return p.reason = "no AMD GPU (" + rt.describe(error, "hipGetDeviceCount") + ")", p;
+  if (count == 0) return p.reason = "no AMD GPU (hipGetDeviceCount found 0 devices)", p;
+  const HipDevice d = rt.device(0);
+  if (d.arch_name.empty()) return p.reason = "device 0 reports no architecture name (gcnArchName)", p;
+  const auto processor = processor_of(d.arch_name);
+  if (!processor) return p.reason = "device 0 reports an unrecognised architecture '" + d.arch_name + "'", p;
+  p.processor = *processor;
+  p.arch = arch_family(*processor);
+  p.object = select_code_object(*processor, objects);
+  if (p.arch == Arch::unknown || !p.object)
+    return p.reason = "device 0 is " + *processor + ", which has no matrix-core code object in this build (built for " + built_for(objects) + ")", p;
+  p.available = true;
+  p.description = "AMD " + *processor + " " + to_string(p.arch) + ", device 0";
+  return p;
+}
+
+const HipProbe& hip_probe() {
+  static const HipProbe probe = probe_hip(runtime(), amd_code_objects());
+  return probe;
+}
+
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
+  if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend 'hip'", "", probe.reason);
+  return std::make_unique<HipNetwork>(model, rt, probe);
+}
+
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model) { return create_hip_network(model, runtime(), hip_probe()); }
+
+}  // namespace mlpcore::detail

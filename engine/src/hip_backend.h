@@ -1,0 +1,33 @@
+#pragma once
+// What the hip backend found on this machine, and why it cannot run when it cannot.
+#include <memory>
+#include <span>
+#include <string>
+
+#include "mlpcore/model.h"
+
+#include "engine/src/amd_arch.h"
+#include "engine/src/amd_code_objects.h"
+
+namespace mlpcore::detail {
+
+class HipRuntime;
+
+struct HipProbe {
+  bool available = false;
+  std::string reason;       // when !available
+  std::string description;  // when available
+  int device = 0;
+  std::string processor;    // e.g. "gfx1100"
+  Arch arch = Arch::unknown;
+  const EmbeddedCodeObject* object = nullptr;
+};
+
+HipProbe probe_hip(const HipRuntime& runtime, std::span<const EmbeddedCodeObject> objects);
+const HipProbe& hip_probe();  // this process's, probed once
+
+class BackendNetwork;
+// The hip backend on a given runtime and probe (tests use a stand-in runtime library).
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const HipRuntime& runtime, const HipProbe& probe);
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,160 @@
+// The hip backend's host logic without an AMD GPU: architecture names, code-object choice, the
+// embedded code objects, fallback, and every runtime error path through a stand-in libamdhip64.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/src/amd_arch.h"
+#include "engine/src/backend.h"
+#include "engine/src/hip_backend.h"
+#include "engine/src/hip_runtime.h"
+#include "mlpcore/error.h"
+#include "mlpcore/network.h"
+#include "tests/test_util.h"
+
+namespace mlpcore::detail {
+namespace {
+
+TEST(AmdArch, ProcessorIsTheFirstPartOfGcnArchName) {
+  EXPECT_EQ(processor_of("gfx1100:sramecc+:xnack-"), "gfx1100");
+  EXPECT_EQ(processor_of("gfx90a:sramecc+:xnack-"), "gfx90a");
+  EXPECT_EQ(processor_of("gfx942"), "gfx942");
+  for (const char* bad : {"", "gfx", "sm_90", "GFX1100", "gfx11zz", "gfx1100x:xnack+", ":gfx1100"}) EXPECT_FALSE(processor_of(bad)) << bad;
+}
+
+TEST(AmdArch, FamiliesFollowTheMatrixInstructions) {
+  for (const char* p : {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"}) EXPECT_EQ(arch_family(p), Arch::gfx11) << p;
+  for (const char* p : {"gfx1200", "gfx1201"}) EXPECT_EQ(arch_family(p), Arch::gfx12) << p;
+  for (const char* p : {"gfx908", "gfx90a", "gfx942", "gfx950"}) EXPECT_EQ(arch_family(p), Arch::gfx9) << p;
+  for (const char* p : {"gfx900", "gfx906", "gfx1030", "gfx1010"}) EXPECT_EQ(arch_family(p), Arch::unknown) << p;
+}
+
+TEST(AmdCodeObjects, OneValidObjectPerConfiguredArchitecture) {
+  const auto objects = amd_code_objects();
+  ASSERT_FALSE(objects.empty()) << "built with MLPCORE_AMDGPU=ON, so code objects are embedded";
+  for (const auto& o : objects) {
+    SCOPED_TRACE(o.arch);
+    ASSERT_GT(o.size, 4u);
+    EXPECT_EQ(std::memcmp(o.data, "\x7f" "ELF", 4), 0);
+    const std::string_view image(reinterpret_cast<const char*>(o.data), o.size);
+    for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3"})
+      EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
+    EXPECT_NE(arch_family(o.arch), Arch::unknown);
+    EXPECT_EQ(select_code_object(o.arch, objects), &o);
+  }
+  EXPECT_EQ(select_code_object("gfx1030", objects), nullptr);
+}
+
+class FakeHip : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::unsetenv("FAKE_HIP_DEVICES");
+    ::unsetenv("FAKE_HIP_ARCH");
+    ::unsetenv("FAKE_HIP_FAIL");
+  }
+  HipRuntime rt{MLPCORE_FAKE_HIP};
+  template <class T>
+  T& recorded(const char* name) {
+    static void* lib = ::dlopen(MLPCORE_FAKE_HIP, RTLD_NOW | RTLD_NOLOAD);
+    return *static_cast<T*>(::dlsym(lib, name));
+  }
+};
+
+TEST_F(FakeHip, NoRuntimeNoDeviceNoCodeObject) {
+  const HipRuntime missing("/nonexistent/libamdhip64.so");
+  EXPECT_FALSE(missing.loaded());
+  EXPECT_NE(probe_hip(missing, amd_code_objects()).reason.find("no HIP runtime: /nonexistent/libamdhip64.so"), std::string::npos);
+  EXPECT_NE(probe_hip(rt, {}).reason.find("MLPCORE_AMDGPU=OFF"), std::string::npos);
+  ::setenv("FAKE_HIP_DEVICES", "0", 1);
+  EXPECT_EQ(probe_hip(rt, amd_code_objects()).reason, "no AMD GPU (hipGetDeviceCount: hipErrorNoDevice (fake failure))");
+  ::setenv("FAKE_HIP_DEVICES", "1", 1);
+  ::setenv("FAKE_HIP_ARCH", "gfx1030:xnack-", 1);
+  const HipProbe p = probe_hip(rt, amd_code_objects());
+  EXPECT_FALSE(p.available);
+  EXPECT_NE(p.reason.find("device 0 is gfx1030, which has no matrix-core code object in this build (built for gfx1100"), std::string::npos) << p.reason;
+  ::setenv("FAKE_HIP_ARCH", "gfxzz", 1);
+  EXPECT_NE(probe_hip(rt, amd_code_objects()).reason.find("unrecognised architecture 'gfxzz'"), std::string::npos);
+  ::setenv("FAKE_HIP_ARCH", "nonsense", 1);
+  EXPECT_NE(probe_hip(rt, amd_code_objects()).reason.find("reports no architecture name"), std::string::npos);
+}
+
+TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
+  struct Case {
+    const char* arch;
+    Arch family;
+    std::vector<std::size_t> widths;
+    const char* kernel;
+    unsigned block;
+  };
+  const Case cases[] = {
+      {"gfx1100:sramecc-:xnack-", Arch::gfx11, {32, 64, 64, 64, 64, 16}, "mlpcore_mlp_fixed_0", 128},
+      {"gfx1201", Arch::gfx12, {20, 30, 5}, "mlpcore_mlp_t2", 128},
+      {"gfx90a:sramecc+:xnack-", Arch::gfx9, {3, 100, 1}, "mlpcore_mlp_t8", 256},
+  };
+  std::mt19937 rng(1);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.arch);
+    ::setenv("FAKE_HIP_ARCH", c.arch, 1);
+    const HipProbe probe = probe_hip(rt, amd_code_objects());
+    ASSERT_TRUE(probe.available) << probe.reason;
+    EXPECT_EQ(probe.arch, c.family);
+    EXPECT_EQ(std::string(probe.object->arch), *processor_of(c.arch));
+    const Model m = test::random_model(rng, c.widths, std::vector<Activation>(c.widths.size() - 1, Activation::make(ActivationKind::relu)));
+    auto net = create_hip_network(m, rt, probe);
+    EXPECT_STREQ(recorded<char[128]>("fake_hip_last_function"), c.kernel);
+    const std::size_t batch = 1000;
+    std::vector<float> in(batch * m.input_dim()), out(batch * m.output_dim(), -1.0f);
+    net->infer(in.data(), out.data(), batch);
+    EXPECT_EQ(recorded<unsigned>("fake_hip_last_block"), c.block);
+    EXPECT_EQ(recorded<unsigned>("fake_hip_last_grid"), (63u + 3) / 4) << "63 tiles of 16, 4 waves a block";
+    EXPECT_EQ(out[0], 0.0f) << "the output came back from the (zeroed) device buffer";
+  }
+}
+
+TEST_F(FakeHip, EveryRuntimeFailureNamesTheCall) {
+  std::mt19937 rng(2);
+  const Model m = test::random_model(rng, {3, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  const HipProbe probe = probe_hip(rt, amd_code_objects());
+  ASSERT_TRUE(probe.available);
+  for (const char* call : {"hipSetDevice", "hipMalloc", "hipMemcpy", "hipModuleLoadData", "hipModuleLaunchKernel", "hipModuleGetFunction"}) {
+    SCOPED_TRACE(call);
+    ::setenv("FAKE_HIP_FAIL", call, 1);
+    try {
+      auto net = create_hip_network(m, rt, probe);
+      std::vector<float> in(3), out(1);
+      net->infer(in.data(), out.data(), 1);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::device) << e.what();
+      const std::string what = e.what();
+      if (std::string(call) == "hipModuleGetFunction")
+        EXPECT_NE(what.find("code object has no kernel mlpcore_mlp_t1"), std::string::npos) << what;
+      else
+        EXPECT_NE(what.find(std::string(call) + ": hip"), std::string::npos) << what;
+      EXPECT_NE(what.find("hip"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(HipBackend, WithoutAnAmdGpuTheDefaultIsTheCpu) {
+  const auto backends = list_backends();
+  const auto hip = std::find_if(backends.begin(), backends.end(), [](const BackendInfo& b) { return b.name == "hip"; });
+  ASSERT_NE(hip, backends.end());
+  ASSERT_FALSE(hip->available) << "the CI machines have no AMD GPU";
+  EXPECT_TRUE(hip->unavailable_reason.starts_with("no AMD GPU") || hip->unavailable_reason.starts_with("no HIP runtime")) << hip->unavailable_reason;
+  EXPECT_EQ(default_backend(), "cpu");
+  std::mt19937 rng(3);
+  const Model m = test::random_model(rng, {2, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  try {
+    Network net(m, "hip");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::backend_unavailable);
+    EXPECT_NE(std::string(e.what()).find(hip->unavailable_reason), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace mlpcore::detail
