@@ -6,8 +6,9 @@
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
 // Two drivers share the layer code: mlp_forward<Tile, MaxTiles> reads every layer's shape at run time
-// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Widths...> has the shape (in tiles of
-// 16: input, hidden..., output) compiled in, so its loops and guards disappear.
+// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Hidden, Output, Widths...> has the
+// activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops, guards
+// and activation switches disappear.
 #include <cstddef>
 #include <utility>
 
@@ -30,6 +31,15 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = activate<float, GpuMath>(kind, param, acc[i]);
 }
 
+// Which activation a layer applies: the one its descriptor names, or one compiled in.
+struct RuntimeActivations {
+  MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
+};
+template <ActivationKind Hidden, ActivationKind Output>
+struct FixedActivations {
+  MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool last) { return last ? Output : Hidden; }
+};
+
 // Where one wave is in the batch: 16 samples from sample0.
 struct SampleTile {
   unsigned sample0;
@@ -49,7 +59,7 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles], int in_tiles,
 
 // One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
 // layer leaves its output in `act`; the last layer stores it.
-template <class Tile, int Tiles>
+template <class Tile, class Activations, int Tiles>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
                                 typename Tile::BFrag (&act)[Tiles], float* output, SampleTile s) {
   const half_t* w = net.weights + d.weight_offset;
@@ -62,7 +72,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt)
       if (kt < in_tiles) acc = Tile::mma(load_packed_a<Tile>(w, in_tiles, mt, kt), act[kt], acc);
-    activate_tile<Tile>(acc, d.activation, d.param);
+    activate_tile<Tile>(acc, Activations::of(d, last), d.param);
     if (last)
       store_acc<Tile>(acc, [&](int m, int n, float v) {
         const unsigned unit = static_cast<unsigned>(mt * 16 + m), sample = s.sample0 + static_cast<unsigned>(n);
@@ -96,7 +106,7 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const float* input, floa
     load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, s);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, s);
+      dense_layer<Tile, RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, s);
     }
   });
 }
@@ -114,7 +124,7 @@ constexpr int widest() {
   return m;
 }
 
-template <class Tile, int... Widths>
+template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths>
 MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const float* input, float* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
@@ -123,7 +133,9 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const float* input
     typename Tile::BFrag act[kTiles];
     load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, s);
     [&]<int... L>(std::integer_sequence<int, L...>) {
-      (dense_layer<Tile>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), L + 1 == kLayers, act, output, s), ...);
+      (dense_layer<Tile, FixedActivations<Hidden, Output>>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
+                                                            L + 1 == kLayers, act, output, s),
+       ...);
     }(std::make_integer_sequence<int, kLayers>{});
   });
 }

@@ -20,10 +20,11 @@ MLPCORE_FUSED_MLP_KERNEL(2)
 MLPCORE_FUSED_MLP_KERNEL(4)
 MLPCORE_FUSED_MLP_KERNEL(8)
 
-#define MLPCORE_FIXED_MLP_KERNEL(index, ...)                                                                          \
+#define MLPCORE_FIXED_MLP_KERNEL(index, hidden, output, ...)                                                                        \
   extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave) \
-  void mlpcore_mlp_fixed_##index(mlpcore::ops::NetworkView net, const float* input, float* output, unsigned batch) {   \
-    mlpcore::ops::mlp_forward_fixed<mlpcore::ops::NativeTile, __VA_ARGS__>(net, input, output, batch);                  \
+  void mlpcore_mlp_fixed_##index(mlpcore::ops::NetworkView net, const float* input, float* out, unsigned batch) {      \
+    mlpcore::ops::mlp_forward_fixed<mlpcore::ops::NativeTile, mlpcore::ActivationKind::hidden,                         \
+                                    mlpcore::ActivationKind::output, __VA_ARGS__>(net, input, out, batch);              \
   }
 
 MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_MLP_KERNEL)

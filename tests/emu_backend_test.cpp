@@ -86,6 +86,22 @@ TEST_P(EmulatedBackend, WidestAndDeepestModelsMatchFloat64) {
   check(relu, GetParam(), 1000, rng, "3-64x4-1 relu", stats);
 }
 
+// The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded, and the same shapes with
+// other activations, which take the run-time-shaped kernel.
+TEST_P(EmulatedBackend, FixedShapeKernelsMatchFloat64) {
+  std::mt19937 rng(8);
+  Stats stats;
+  const std::vector<std::vector<std::size_t>> shapes = {
+      {32, 64, 64, 64, 64, 16}, {32, 128, 128, 128, 128, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}, {20, 50, 60, 64, 49, 10}};
+  for (const auto& widths : shapes)
+    for (const auto hidden : {ActivationKind::relu, ActivationKind::silu}) {
+      std::vector<Activation> acts(widths.size() - 1, Activation::make(hidden));
+      acts.back() = Activation::make(ActivationKind::none);
+      const Model m = test::random_model(rng, widths, acts);
+      check(m, GetParam(), 333, rng, "fixed shape " + std::to_string(widths[0]) + "-" + std::to_string(widths[1]) + " " + to_string(hidden), stats);
+    }
+}
+
 TEST_P(EmulatedBackend, BundledSampleModelsMatchFloat64) {
   std::mt19937 rng(6);
   Stats stats;

@@ -91,6 +91,7 @@ TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
   const Case cases[] = {
       {"gfx1100:sramecc-:xnack-", Arch::gfx11, {32, 64, 64, 64, 64, 16}, "mlpcore_mlp_fixed_0", 128},
       {"gfx1201", Arch::gfx12, {20, 30, 5}, "mlpcore_mlp_t2", 128},
+      {"gfx1151", Arch::gfx11, {3, 60, 64, 50, 64, 1}, "mlpcore_mlp_fixed_3", 128},
       {"gfx90a:sramecc+:xnack-", Arch::gfx9, {3, 100, 1}, "mlpcore_mlp_t8", 256},
   };
   std::mt19937 rng(1);
@@ -101,7 +102,9 @@ TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
     ASSERT_TRUE(probe.available) << probe.reason;
     EXPECT_EQ(probe.arch, c.family);
     EXPECT_EQ(std::string(probe.object->arch), *processor_of(c.arch));
-    const Model m = test::random_model(rng, c.widths, std::vector<Activation>(c.widths.size() - 1, Activation::make(ActivationKind::relu)));
+    std::vector<Activation> acts(c.widths.size() - 1, Activation::make(ActivationKind::relu));
+    acts.back() = Activation::make(ActivationKind::none);
+    const Model m = test::random_model(rng, c.widths, acts);
     auto net = create_hip_network(m, rt, probe);
     EXPECT_STREQ(recorded<char[128]>("fake_hip_last_function"), c.kernel);
     const std::size_t batch = 1000;

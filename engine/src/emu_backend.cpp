@@ -31,8 +31,8 @@ class EmuNetwork final : public BackendNetwork {
     auto run = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
     // The same choice of kernel as the hip backend: a fixed-shape kernel where one matches.
     switch (fixed_) {
-#define MLPCORE_FIXED_CASE(index, ...) \
-  case index: return run([&] { ops::mlp_forward_fixed<Tile, __VA_ARGS__>(view, input, output, n); });
+#define MLPCORE_FIXED_CASE(index, hidden, out, ...) \
+  case index: return run([&] { ops::mlp_forward_fixed<Tile, ActivationKind::hidden, ActivationKind::out, __VA_ARGS__>(view, input, output, n); });
       MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
 #undef MLPCORE_FIXED_CASE
       default:

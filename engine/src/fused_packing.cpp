@@ -21,8 +21,13 @@ int fused_tile_variant(const Model& model, const char* backend) {
 int fixed_shape_index(const Model& model) {
   std::vector<int> tiles = {static_cast<int>((model.input_dim() + 15) / 16)};
   for (const auto& l : model.layers) tiles.push_back(static_cast<int>((l.out + 15) / 16));
-#define MLPCORE_MATCH_SHAPE(index, ...) \
-  if (tiles == std::vector<int>{__VA_ARGS__}) return index;
+  auto activations_are = [&](ActivationKind hidden, ActivationKind output) {
+    for (std::size_t i = 0; i < model.layers.size(); ++i)
+      if (model.layers[i].activation.kind != (i + 1 == model.layers.size() ? output : hidden)) return false;
+    return true;
+  };
+#define MLPCORE_MATCH_SHAPE(index, hidden, output, ...) \
+  if (tiles == std::vector<int>{__VA_ARGS__} && activations_are(ActivationKind::hidden, ActivationKind::output)) return index;
   MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
 #undef MLPCORE_MATCH_SHAPE
   return -1;
