@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <regex>
 #include <sstream>
+
+#include "ops/fused_shapes.h"
 
 namespace {
 
@@ -116,6 +119,70 @@ TEST_P(CodeObject, TileKernelsUseTheMatrixCoresAsDesigned) {
     EXPECT_EQ(count_prefix(chain, "v_permlanex16_b32"), 8u) << "4 per hidden tile, 2 hidden tiles";
   else
     EXPECT_EQ(count_prefix(chain, "v_permlane"), 0u) << "D is reused as B in place";
+}
+
+struct FusedKernel {
+  std::string name;
+  std::size_t matrix_ops;  // per 16-sample tile: sum over layers of out_tiles * in_tiles
+  std::size_t shuffles;    // RDNA3: 4 per hidden output tile
+};
+
+std::vector<FusedKernel> fused_kernels() {
+  std::vector<FusedKernel> out;
+  for (int n : {1, 2, 4, 8}) out.push_back({"mlpcore_mlp_t" + std::to_string(n), static_cast<std::size_t>(n * n), static_cast<std::size_t>(4 * n)});
+#define MLPCORE_EXPECT_FIXED(index, hidden, output, ...)                                  \
+  {                                                                                        \
+    const std::vector<std::size_t> w = {__VA_ARGS__};                                      \
+    FusedKernel k{"mlpcore_mlp_fixed_" #index, 0, 0};                                      \
+    for (std::size_t l = 0; l + 1 < w.size(); ++l) k.matrix_ops += w[l] * w[l + 1];        \
+    for (std::size_t l = 1; l + 1 < w.size(); ++l) k.shuffles += 4 * w[l];                 \
+    out.push_back(k);                                                                      \
+  }
+  MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
+#undef MLPCORE_EXPECT_FIXED
+  return out;
+}
+
+// The fused MLP kernels the hip backend runs: one matrix instruction per (output tile, K tile) of every
+// layer, activations in registers (no LDS instruction at all, so none between layers), no scratch.
+TEST_P(CodeObject, FusedMlpKernelsChainLayersInRegisters) {
+  const std::string arch = GetParam();
+  const Expectation want = expectation(arch);
+  const std::string path = std::string(MLPCORE_FUSED_CODE_OBJECT_DIR) + "/fused_mlp_kernels_" + arch + ".co";
+  const auto isa = disassemble(path);
+  const auto meta = metadata(path);
+  for (const auto& k : fused_kernels()) {
+    SCOPED_TRACE(arch + " " + k.name);
+    ASSERT_TRUE(isa.count(k.name) && meta.count(k.name)) << "kernel missing from " << path;
+    const auto& code = isa.at(k.name);
+    const auto& m = meta.at(k.name);
+    EXPECT_EQ(count_prefix(code, want.matrix_instruction), k.matrix_ops);
+    EXPECT_EQ(count_prefix(code, "v_permlanex16_b32"), want.shuffles ? k.shuffles : 0u);
+    EXPECT_GT(count_prefix(code, want.pack_instruction), 0u);
+    EXPECT_EQ(count_prefix(code, "ds_"), 0u) << "LDS traffic";
+    EXPECT_EQ(m.at("private_segment_fixed_size"), "0") << "scratch spills";
+    EXPECT_EQ(m.at("group_segment_fixed_size"), "0");
+    EXPECT_EQ(m.at("wavefront_size"), std::to_string(want.wave));
+    std::cout << arch << " " << k.name << ": " << m.at("vgpr_count") << " VGPRs, " << m.at("sgpr_count") << " SGPRs, " << k.matrix_ops
+              << " matrix instructions\n";
+  }
+}
+
+// docs/amd-kernels.md is generated from these code objects by scripts/amd_kernel_report.py; it must be
+// regenerated whenever the kernels change. (Built by another compiler than the one the file names, the
+// numbers legitimately differ: then only the report's structure is checked.)
+TEST(CodeObjectReport, DocsMatchTheCodeObjects) {
+  const std::string generated = run(std::string(MLPCORE_PYTHON) + " " + MLPCORE_SOURCE_DIR + "/scripts/amd_kernel_report.py --build " +
+                                    MLPCORE_BUILD_DIR + " --clang " + MLPCORE_HIP_CLANG + " --objdump " + MLPCORE_LLVM_OBJDUMP +
+                                    " --readelf " + MLPCORE_LLVM_READELF);
+  std::ifstream in(std::string(MLPCORE_SOURCE_DIR) + "/docs/amd-kernels.md");
+  std::stringstream committed;
+  committed << in.rdbuf();
+  for (const char* section : {"## gfx1100", "## gfx1201", "## gfx90a", "| 32-64x4-16 |", "| 32-128x4-16 |", "| 3-64x4-1 |"})
+    EXPECT_NE(generated.find(section), std::string::npos) << section;
+  const std::string compiler_line = generated.substr(0, generated.find("do not edit"));
+  if (committed.str().find(compiler_line.substr(compiler_line.find("(`"))) != std::string::npos)
+    EXPECT_EQ(generated, committed.str()) << "regenerate: scripts/amd_kernel_report.py --build build --out docs/amd-kernels.md";
 }
 
 INSTANTIATE_TEST_SUITE_P(Amdgpu, CodeObject, ::testing::ValuesIn(targets()), [](const auto& info) { return info.param; });
