@@ -113,6 +113,14 @@ TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
     EXPECT_EQ(recorded<unsigned>("fake_hip_last_block"), c.block);
     EXPECT_EQ(recorded<unsigned>("fake_hip_last_grid"), (63u + 3) / 4) << "63 tiles of 16, 4 waves a block";
     EXPECT_EQ(out[0], 0.0f) << "the output came back from the (zeroed) device buffer";
+    // Device buffers on the caller's stream: exactly one launch there, and no allocation.
+    const unsigned mallocs = recorded<unsigned>("fake_hip_mallocs"), launches = recorded<unsigned>("fake_hip_launches");
+    int stream_tag = 0;
+    net->enqueue(in.data(), out.data(), 17, &stream_tag);
+    EXPECT_EQ(recorded<unsigned>("fake_hip_mallocs"), mallocs);
+    EXPECT_EQ(recorded<unsigned>("fake_hip_launches"), launches + 1);
+    EXPECT_EQ(recorded<void*>("fake_hip_last_stream"), &stream_tag);
+    EXPECT_EQ(recorded<unsigned>("fake_hip_last_grid"), 1u);
   }
 }
 

@@ -73,6 +73,19 @@ TEST(NetworkApi, BadInferArgumentsAreClearErrors) {
   expect_error(ErrorCode::invalid_argument, "batch", [&] { net.infer(std::span<const float>()); });
 }
 
+TEST(NetworkApi, EnqueueOnAHostBackendRunsBeforeReturning) {
+  const Model m = small_model();
+  for (const char* backend : {"cpu", "emu-cdna"}) {
+    const Network net(m, backend);
+    const std::vector<float> in = {0.5f, -0.25f, 1.0f, 0.0f, 0.1f, -0.9f};
+    std::vector<float> out(4, NAN);
+    net.enqueue(in.data(), out.data(), 2);
+    const auto ref = test::naive_forward(m, in, 2);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(out[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << backend;
+    expect_error(ErrorCode::invalid_argument, "enqueue: batch", [&] { net.enqueue(in.data(), out.data(), 0); });
+  }
+}
+
 TEST(NetworkApi, MovedNetworkKeepsWorking) {
   const Model m = small_model();
   Network a(m, "cpu");

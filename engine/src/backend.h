@@ -15,6 +15,8 @@ class BackendNetwork {
   virtual ~BackendNetwork() = default;
   // Pointers are valid and batch >= 1; must be safe to call concurrently.
   virtual void infer(const float* input, float* output, std::size_t batch) const = 0;
+  // Buffers in the backend's own memory, asynchronous on `stream` for GPU backends. Host backends: infer.
+  virtual void enqueue(const float* input, float* output, std::size_t batch, void* /*stream*/) const { infer(input, output, batch); }
 };
 
 struct Backend {

@@ -71,25 +71,40 @@ class HipNetwork final : public BackendNetwork {
 
   ~HipNetwork() override { rt_.unload_module(module_); }
 
-  void infer(const float* input, float* output, std::size_t batch) const override {
+ private:
+  static void check_batch(std::size_t batch) {
     if (batch > 0xffffffffu / 16) throw Error(ErrorCode::invalid_argument, "infer", "batch", "more than 2^28 samples in one call");
-    std::lock_guard lock(mutex_);  // the device and its current-device state are shared by callers
+  }
+
+  void launch(const float* input, float* output, std::size_t batch, void* stream) const {
+    auto n = static_cast<unsigned>(batch);
+    ops::NetworkView view = view_;
+    void* args[] = {&view, &input, &output, &n};
+    const unsigned tiles = (n + 15) / 16;
+    rt_.launch(kernel_, std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks), kWavesPerBlock * wave_, args, stream);
+  }
+
+
+  // Host (or device) buffers: staged through device buffers allocated for this call.
+  void infer(const float* input, float* output, std::size_t batch) const override {
+    check_batch(batch);
+    std::lock_guard lock(mutex_);  // the current device is per host thread; callers share this network
     rt_.set_device(device_);
     const std::size_t in_bytes = batch * view_.input_dim * sizeof(float), out_bytes = batch * view_.output_dim * sizeof(float);
     DeviceBuffer in(rt_, in_bytes), out(rt_, out_bytes);
     rt_.copy(in.get(), input, in_bytes);
-    auto n = static_cast<unsigned>(batch);
-    const float* in_ptr = static_cast<const float*>(in.get());
-    float* out_ptr = static_cast<float*>(out.get());
-    ops::NetworkView view = view_;
-    void* args[] = {&view, &in_ptr, &out_ptr, &n};
-    const unsigned tiles = (n + 15) / 16;
-    const unsigned blocks = std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks);
-    rt_.launch(kernel_, blocks, kWavesPerBlock * wave_, args, nullptr);
+    launch(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), batch, nullptr);
     rt_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
   }
 
- private:
+  // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
+  void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
+    check_batch(batch);
+    std::lock_guard lock(mutex_);
+    rt_.set_device(device_);
+    launch(input, output, batch, stream);
+  }
+
   const HipRuntime& rt_;
   int device_;
   unsigned wave_ = 0;

@@ -61,12 +61,25 @@ const BackendInfo& Network::backend() const noexcept { return info_; }
 std::size_t Network::input_dim() const noexcept { return input_dim_; }
 std::size_t Network::output_dim() const noexcept { return output_dim_; }
 
+namespace {
+
+void check_call(const void* impl, const float* input, const float* output, std::size_t batch, const char* call) {
+  if (!impl) throw Error(ErrorCode::invalid_argument, call, "", "the network was moved from");
+  if (batch == 0) throw Error(ErrorCode::invalid_argument, call, "batch", "must be at least 1");
+  if (!input) throw Error(ErrorCode::invalid_argument, call, "input", "is null");
+  if (!output) throw Error(ErrorCode::invalid_argument, call, "output", "is null");
+}
+
+}  // namespace
+
 void Network::infer(const float* input, float* output, std::size_t batch) const {
-  if (!impl_) throw Error(ErrorCode::invalid_argument, "infer", "", "the network was moved from");
-  if (batch == 0) throw Error(ErrorCode::invalid_argument, "infer", "batch", "must be at least 1");
-  if (!input) throw Error(ErrorCode::invalid_argument, "infer", "input", "is null");
-  if (!output) throw Error(ErrorCode::invalid_argument, "infer", "output", "is null");
+  check_call(impl_.get(), input, output, batch, "infer");
   impl_->infer(input, output, batch);
+}
+
+void Network::enqueue(const float* input, float* output, std::size_t batch, void* stream) const {
+  check_call(impl_.get(), input, output, batch, "enqueue");
+  impl_->enqueue(input, output, batch, stream);
 }
 
 void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch) const {

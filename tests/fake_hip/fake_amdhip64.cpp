@@ -20,7 +20,8 @@ bool fails(const char* call) {
 extern "C" {
 
 char fake_hip_last_function[128];
-unsigned fake_hip_last_grid, fake_hip_last_block, fake_hip_launches;
+unsigned fake_hip_last_grid, fake_hip_last_block, fake_hip_launches, fake_hip_mallocs;
+void* fake_hip_last_stream;
 
 int hipGetDeviceCount(int* count) {
   const char* n = std::getenv("FAKE_HIP_DEVICES");
@@ -40,6 +41,7 @@ int hipSetDevice(int) { return fails("hipSetDevice") ? 101 : 0; }
 
 int hipMalloc(void** p, std::size_t bytes) {
   if (fails("hipMalloc")) return 2;  // hipErrorOutOfMemory
+  ++fake_hip_mallocs;
   *p = std::calloc(1, bytes);
   return 0;
 }
@@ -70,7 +72,8 @@ int hipModuleGetFunction(void** function, void*, const char* name) {
   return 0;
 }
 
-int hipModuleLaunchKernel(void*, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void*, void**, void**) {
+int hipModuleLaunchKernel(void*, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void* stream, void**, void**) {
+  fake_hip_last_stream = stream;
   fake_hip_last_grid = gx;
   fake_hip_last_block = bx;
   ++fake_hip_launches;

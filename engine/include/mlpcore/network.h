@@ -45,11 +45,18 @@ class Network {
   std::size_t input_dim() const noexcept;
   std::size_t output_dim() const noexcept;
 
-  // input: [batch, input_dim] row-major float32; output: [batch, output_dim]. batch >= 1.
+  // input: [batch, input_dim] row-major float32; output: [batch, output_dim]. batch >= 1. Host memory
+  // (GPU backends also accept device pointers here); returns when the output is written.
   // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans.
   void infer(std::span<const float> input, std::span<float> output, std::size_t batch) const;
   void infer(const float* input, float* output, std::size_t batch) const;
   std::vector<float> infer(std::span<const float> input) const;  // batch = input.size() / input_dim
+
+  // For renderers that keep their data on the GPU: input and output are in the backend's memory (device
+  // memory of a GPU backend, host memory of cpu and emu-*), and `stream` is the GPU stream to run on
+  // (hipStream_t or cudaStream_t; nullptr: the default stream). A GPU backend enqueues the work and
+  // returns without waiting or allocating; a host backend runs it before returning.
+  void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr) const;
 
  private:
   BackendInfo info_;
