@@ -52,7 +52,7 @@ function(mlpcore_add_code_objects target source)
 endfunction()
 
 # mlpcore_embed_code_objects(<source.hip> <generated.cpp>): builds the source for every architecture and
-# writes the objects into <generated.cpp> as byte arrays (engine/src/amd_code_objects.h).
+# writes the objects into <generated.cpp> as byte arrays (engine/src/code_objects.h).
 function(mlpcore_embed_code_objects source generated)
   get_filename_component(name ${source} NAME_WE)
   mlpcore_add_code_objects(${name}_code_objects ${source})
@@ -64,8 +64,10 @@ function(mlpcore_embed_code_objects source generated)
   endforeach()
   add_custom_command(
     OUTPUT ${generated}
-    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" "-DINPUTS=${inputs}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=amd_code_objects "-DINPUTS=${inputs}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
     DEPENDS ${objects} ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
     COMMENT "Embedding AMD code objects"
     VERBATIM)
+  set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS "${objects}")
 endfunction()

@@ -6,6 +6,8 @@
 //   MLPCORE_ARCH_GFX11   RDNA3 / RDNA3.5: v_wmma_*_w32 with half-wave replicated A/B
 //   MLPCORE_ARCH_GFX12   RDNA4: v_wmma_*_gfx12
 //   MLPCORE_ARCH_GFX9    CDNA (gfx908, gfx90a, gfx94x, gfx950): v_mfma_*
+//   MLPCORE_DEVICE_NVIDIA device pass of a CUDA compile
+//   MLPCORE_ARCH_SM80    NVIDIA sm_80 and newer: mma.sync.m16n8k16
 
 #ifndef MLPCORE_EMULATOR
 #define MLPCORE_EMULATOR 0
@@ -37,6 +39,18 @@
 #define MLPCORE_ARCH_GFX9 0
 #endif
 
-#if MLPCORE_EMULATOR && MLPCORE_DEVICE_AMD
+#if defined(__CUDA_ARCH__)
+#define MLPCORE_DEVICE_NVIDIA 1
+#else
+#define MLPCORE_DEVICE_NVIDIA 0
+#endif
+
+#if MLPCORE_DEVICE_NVIDIA && __CUDA_ARCH__ >= 800
+#define MLPCORE_ARCH_SM80 1
+#else
+#define MLPCORE_ARCH_SM80 0
+#endif
+
+#if MLPCORE_EMULATOR && (MLPCORE_DEVICE_AMD || MLPCORE_DEVICE_NVIDIA)
 #error "MLPCORE_EMULATOR is a host build; it cannot be combined with a device compile"
 #endif

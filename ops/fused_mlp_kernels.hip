@@ -5,10 +5,6 @@
 #include "ops/fused_shapes.h"
 #include "ops/native_tile.h"
 
-namespace mlpcore::ops {
-inline constexpr int kFusedWavesPerBlock = 4;
-}
-
 #define MLPCORE_FUSED_MLP_KERNEL(N)                                                                                   \
   extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave) \
   void mlpcore_mlp_t##N(mlpcore::ops::NetworkView net, const float* input, float* output, unsigned batch) {           \

@@ -5,7 +5,7 @@
 #include "ops/host_device.h"
 
 // Unrolls the next loop completely, so register arrays it indexes stay in registers.
-#if defined(__clang__)
+#if defined(__clang__) || defined(__CUDACC__)
 #define MLPCORE_UNROLL _Pragma("unroll")
 #else
 #define MLPCORE_UNROLL _Pragma("GCC unroll 16")
@@ -53,6 +53,25 @@ MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
 }
 }  // namespace mlpcore::ops
 
+#elif defined(__CUDACC__)
+#define MLPCORE_KERNEL __global__
+#define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#define MLPCORE_DEVICE __device__ __forceinline__
+namespace mlpcore::ops {
+MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
+MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
+MLPCORE_DEVICE unsigned block_x() { return blockIdx.x; }
+MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
+MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
+MLPCORE_DEVICE unsigned lane_id() { return threadIdx.x % 32; }
+MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+MLPCORE_DEVICE void schedule_barrier() {}
+[[noreturn]] __device__ inline void trap(const char* why) {
+  printf("mlpcore: %s\n", why);
+  __trap();
+}
+}  // namespace mlpcore::ops
+
 #else
-#error "ops/gpu_platform.h needs a HIP compile or MLPCORE_EMULATOR=1"
+#error "ops/gpu_platform.h needs a HIP or CUDA compile, or MLPCORE_EMULATOR=1"
 #endif

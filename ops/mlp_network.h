@@ -8,6 +8,9 @@
 
 namespace mlpcore::ops {
 
+// Blocks of the fused kernels hold this many waves (their launch bounds; the hosts launch them so).
+inline constexpr unsigned kFusedWavesPerBlock = 4;
+
 // The widest layer the fused kernel keeps in registers: 8 tiles of 16.
 inline constexpr int kMaxTilesPerLayer = 8;
 inline constexpr int kMaxFusedWidth = 16 * kMaxTilesPerLayer;

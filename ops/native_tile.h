@@ -1,8 +1,9 @@
 #pragma once
-// The tile family of the architecture being compiled. Targets without matrix cores get the RDNA3 tile,
-// whose instructions there are traps that name the missing instruction.
+// The tile family of the architecture being compiled. AMD targets without matrix cores get the RDNA3
+// tile, and NVIDIA ones before sm_80 the sm_80 tile: there their instructions are traps that name them.
 #include "ops/arch_config.h"
 #include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_mma_sm80.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
 
@@ -11,6 +12,8 @@ namespace mlpcore::ops {
 using NativeTile = TileWmmaGfx12;
 #elif MLPCORE_ARCH_GFX9
 using NativeTile = TileMfmaGfx9;
+#elif defined(__CUDACC__)
+using NativeTile = TileMmaSm80;
 #else
 using NativeTile = TileWmmaGfx11;
 #endif

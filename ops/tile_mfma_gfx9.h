@@ -21,11 +21,12 @@ struct TileMfmaGfx9 {
   static constexpr int b_col(int lane, int) { return lane % 16; }
   static constexpr int acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
+  MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
   static constexpr int k_feature(int k) { return k; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) { return amd::mfma_f32_16x16x16_f16(a, b, c); }
 
-  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_rtz<BFrag>(d); }
+  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileMfmaGfx9, BFrag>(d); }
 };
 
 }  // namespace mlpcore::ops

@@ -1,16 +1,17 @@
 #pragma once
-// Loads, stores and conversions written once against a tile's row/col functions; they hold for every
-// tile family (tile_wmma_gfx11.h, tile_wmma_gfx12.h, tile_mfma_gfx9.h).
-#include "ops/amd_intrinsics.h"
+// Loads, stores and conversions written once against a tile's row/col functions and its pack2 (two
+// floats to packed halves: cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA); they hold for every tile family.
+#include "ops/gpu_platform.h"
+#include "ops/simd_types.h"
 
 namespace mlpcore::ops {
 
-// A fragment of 16-bit values built from value(i) -> float, two at a time with cvt_pkrtz.
-template <class Half, class Value>
+// A fragment of 16-bit values built from value(i) -> float, two at a time with the tile's pack2.
+template <class Tile, class Half, class Value>
 MLPCORE_DEVICE Half pack_pairs(Value value) {
   Half h;
   for (int i = 0; i < static_cast<int>(sizeof(Half) / sizeof(half_t)); i += 2) {
-    const amd::f16x2 p = amd::cvt_pkrtz(value(i), value(i + 1));
+    const vec<half_t, 2> p = Tile::pack2(value(i), value(i + 1));
     h[i] = p[0];
     h[i + 1] = p[1];
   }
@@ -18,24 +19,24 @@ MLPCORE_DEVICE Half pack_pairs(Value value) {
 }
 
 // float32 elements to float16, element order kept.
-template <class Half, class Float>
-MLPCORE_DEVICE Half pack_rtz(const Float& f) {
-  static_assert(sizeof(Half) / sizeof(half_t) == sizeof(Float) / sizeof(float), "pack_rtz keeps the element count");
-  return pack_pairs<Half>([&](int i) { return f[i]; });
+template <class Tile, class Half, class Float>
+MLPCORE_DEVICE Half pack_floats(const Float& f) {
+  static_assert(sizeof(Half) / sizeof(half_t) == sizeof(Float) / sizeof(float), "pack_floats keeps the element count");
+  return pack_pairs<Tile, Half>([&](int i) { return f[i]; });
 }
 
 // B operand of one 16x16 K-block: get(feature, column) -> float, features in the order chains use.
 template <class Tile, class Get>
 MLPCORE_DEVICE typename Tile::BFrag load_b(Get get) {
   const int lane = static_cast<int>(lane_id());
-  return pack_pairs<typename Tile::BFrag>([&](int i) { return get(Tile::k_feature(Tile::b_row(lane, i)), Tile::b_col(lane, i)); });
+  return pack_pairs<Tile, typename Tile::BFrag>([&](int i) { return get(Tile::k_feature(Tile::b_row(lane, i)), Tile::b_col(lane, i)); });
 }
 
 // A operand of one 16x16 block: get(row, feature) -> float.
 template <class Tile, class Get>
 MLPCORE_DEVICE typename Tile::AFrag load_a(Get get) {
   const int lane = static_cast<int>(lane_id());
-  return pack_pairs<typename Tile::AFrag>([&](int i) { return get(Tile::a_row(lane, i), Tile::k_feature(Tile::a_col(lane, i))); });
+  return pack_pairs<Tile, typename Tile::AFrag>([&](int i) { return get(Tile::a_row(lane, i), Tile::k_feature(Tile::a_col(lane, i))); });
 }
 
 // Accumulator from get(row, column) -> float (a bias, or C).

@@ -4,6 +4,7 @@
 // same as lanes 0-15 (the hardware reads both half-waves). C/D: lane l, element i is row 2i + l/16 of
 // column l%16, so rows alternate between the half-waves and a D tile cannot be a B operand as it is.
 #include "ops/amd_intrinsics.h"
+#include "ops/tile_ops.h"
 
 namespace mlpcore::ops {
 
@@ -21,6 +22,7 @@ struct TileWmmaGfx11 {
   static constexpr int acc_row(int lane, int i) { return 2 * i + lane / 16; }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   // The feature a chained B operand holds at hardware K: to_b_layout rebuilds the natural order.
+  MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
   static constexpr int k_feature(int k) { return k; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {

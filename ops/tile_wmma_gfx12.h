@@ -24,6 +24,7 @@ struct TileWmmaGfx12 {
   static constexpr int b_col(int lane, int) { return lane % 16; }
   static constexpr int acc_row(int lane, int i) { return i + 8 * (lane / 16); }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
+  MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {
@@ -31,7 +32,7 @@ struct TileWmmaGfx12 {
   }
 
   // Identity: only the float32 -> float16 packing.
-  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_rtz<BFrag>(d); }
+  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileWmmaGfx12, BFrag>(d); }
 };
 
 }  // namespace mlpcore::ops

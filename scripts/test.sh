@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 scripts/build.sh "$@"
 dir=build
 [ "${1:-}" = "--sanitize" ] && dir=build-asan
-ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)"
+# The "gpu" tests need a real GPU (run them with: ctest --test-dir build -L gpu).
+ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" --label-exclude gpu

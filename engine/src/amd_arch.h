@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/src/amd_code_objects.h"
+#include "engine/src/code_objects.h"
 
 namespace mlpcore::detail {
 

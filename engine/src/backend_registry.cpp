@@ -1,6 +1,7 @@
 #include <tuple>
 
 #include "engine/src/backend.h"
+#include "engine/src/cuda_backend.h"
 #include "engine/src/hip_backend.h"
 
 namespace mlpcore::detail {
@@ -17,17 +18,18 @@ std::vector<Backend> all_backends() {
   backends.push_back({{"hip", hip.available ? hip.description : "AMD GPUs (RDNA3, RDNA4, CDNA) through HIP", hip.available, hip.reason,
                        kFp16Tolerance},
                       hip.available ? Backend::Factory(static_cast<std::unique_ptr<BackendNetwork> (*)(const Model&)>(create_hip_network)) : nullptr});
-  backends.push_back({{"cuda", "NVIDIA GPUs (sm_80 and newer) through CUDA", false,
-                       "not implemented in this version of mlpcore", 0.0},
-                      nullptr});
+  const CudaProbe& cuda = cuda_probe();
+  backends.push_back({{"cuda", cuda.available ? cuda.description : "NVIDIA GPUs (sm_80 and newer) through CUDA", cuda.available, cuda.reason,
+                       kFp16Tolerance},
+                      cuda.available ? Backend::Factory(create_cuda_network) : nullptr});
   // float32 math with float32 accumulation: relative error ~1e-6 per layer; 1e-4 leaves room for deep,
   // wide networks and for activations that amplify (exponential).
   backends.push_back({{"cpu", "CPU reference (Eigen, float32)", true, "", 1e-4}, create_cpu_network});
-  // The AMD kernels on the wave emulator: float16 operands (inputs and activations rounded toward zero,
-  // weights to nearest), float32 accumulation. See docs/precision in README for the tolerance.
+  // The GPU kernels on the wave emulator: float16 operands, float32 accumulation (see kFp16Tolerance).
   for (const auto& [name, what, create] : {std::tuple{"emu-rdna3", "RDNA3 (gfx11)", &create_emu_rdna3_network},
                                            std::tuple{"emu-rdna4", "RDNA4 (gfx12)", &create_emu_rdna4_network},
-                                           std::tuple{"emu-cdna", "CDNA (gfx9 MFMA)", &create_emu_cdna_network}})
+                                           std::tuple{"emu-cdna", "CDNA (gfx9 MFMA)", &create_emu_cdna_network},
+                                           std::tuple{"emu-nvidia", "NVIDIA sm_80+ (mma.sync)", &create_emu_nvidia_network}})
     backends.push_back({{name, std::string(what) + " fused kernel on the wave emulator (slow, bit-faithful)", true, "", kFp16Tolerance}, create});
   return backends;
 }

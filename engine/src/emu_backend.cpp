@@ -1,4 +1,5 @@
-// The emulated AMD backends: the fused kernels of ops/fused_mlp.h, unchanged, on the wave emulator.
+// The emulated backends: the fused kernels of ops/fused_mlp.h, unchanged, on the wave emulator, with the
+// AMD tiles or the NVIDIA one.
 // Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
 #include <algorithm>
 
@@ -7,13 +8,13 @@
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_mma_sm80.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
 
 namespace mlpcore::detail {
 namespace {
 
-constexpr unsigned kWavesPerBlock = 4;
 constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
 
 template <class Tile>
@@ -22,13 +23,13 @@ class EmuNetwork final : public BackendNetwork {
   EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
 
   void infer(const float* input, float* output, std::size_t batch) const override {
-    if (batch > std::size_t{1} << 31) throw Error(ErrorCode::invalid_argument, "infer", "batch", "too large for the emulator");
+    check_fused_batch(batch);
     const ops::NetworkView view{packed_.weights.data(), packed_.biases.data(), packed_.layers.data(),
                                 static_cast<std::uint32_t>(packed_.layers.size()), packed_.input_dim, packed_.output_dim};
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
-    const unsigned blocks = std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks);
+    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);
-    auto run = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
+    auto run = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
     // The same choice of kernel as the hip backend: a fixed-shape kernel where one matches.
     switch (fixed_) {
 #define MLPCORE_FIXED_CASE(index, hidden, out, ...) \
@@ -50,5 +51,6 @@ class EmuNetwork final : public BackendNetwork {
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx11>>(m, "emu-rdna3"); }
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx12>>(m, "emu-rdna4"); }
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMfmaGfx9>>(m, "emu-cdna"); }
+std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia"); }
 
 }  // namespace mlpcore::detail

@@ -1,5 +1,7 @@
 #include "engine/src/fused_packing.h"
 
+#include <algorithm>
+
 #include "ops/fused_shapes.h"
 
 namespace mlpcore::detail {
@@ -31,6 +33,22 @@ int fixed_shape_index(const Model& model) {
   MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
 #undef MLPCORE_MATCH_SHAPE
   return -1;
+}
+
+std::string fused_kernel_name(const Model& model, const PackedNetwork& p) {
+  const int fixed = fixed_shape_index(model);
+  return fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles);
+}
+
+unsigned fused_grid(std::size_t batch) {
+  constexpr std::size_t kMaxBlocks = 4096;
+  const std::size_t tiles = (batch + 15) / 16;
+  return static_cast<unsigned>(std::clamp<std::size_t>((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1, kMaxBlocks));
+}
+
+void check_fused_batch(std::size_t batch) {
+  if (batch > 0xffffffffu - 15)
+    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(batch) + " samples in one call; at most 2^32 - 16");
 }
 
 }  // namespace mlpcore::detail

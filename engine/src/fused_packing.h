@@ -2,6 +2,7 @@
 // Host side of the fused matrix-core kernels: packs a Model's weights, once, into the A-fragment order of
 // a tile family, so each lane fetches its fragment with one contiguous load (ops/fused_mlp.h).
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,16 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
 
 // The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
 int fixed_shape_index(const Model& model);
+
+// The kernel of ops/fused_mlp_kernels.hip to run the model with: its fixed-shape kernel where one
+// exists, else the run-time-shaped variant for p.max_tiles.
+std::string fused_kernel_name(const Model& model, const PackedNetwork& p);
+
+// Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, enough blocks to fill
+// any GPU; the kernels stride over the rest of the batch.
+using ops::kFusedWavesPerBlock;
+unsigned fused_grid(std::size_t batch);
+void check_fused_batch(std::size_t batch);  // the kernels index samples with 32 bits
 
 // Calls f(std::integral_constant<int, N>) for the kernel variant N = p.max_tiles.
 template <class F>

@@ -6,6 +6,7 @@
 
 #include "engine/src/amd_arch.h"
 #include "engine/src/backend.h"
+#include "engine/src/device_buffer.h"
 #include "engine/src/fused_packing.h"
 #include "engine/src/hip_backend.h"
 #include "engine/src/hip_runtime.h"
@@ -16,34 +17,11 @@
 namespace mlpcore::detail {
 namespace {
 
-constexpr unsigned kWavesPerBlock = 4;  // as ops/fused_mlp_kernels.hip
-constexpr unsigned kMaxBlocks = 4096;   // enough waves to fill any GPU; the kernels stride over the rest
 
 std::string built_for(std::span<const EmbeddedCodeObject> objects) {
   std::string s;
   for (const auto& o : objects) s += (s.empty() ? "" : ", ") + std::string(o.arch);
   return s;
-}
-
-// Device memory that frees itself.
-class DeviceBuffer {
- public:
-  DeviceBuffer(const HipRuntime& rt, std::size_t bytes) : rt_(&rt), p_(rt.malloc(std::max<std::size_t>(bytes, 4))) {}
-  ~DeviceBuffer() { rt_->free(p_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-
- private:
-  const HipRuntime* rt_;
-  void* p_;
-};
-
-template <class T>
-std::unique_ptr<DeviceBuffer> upload(const HipRuntime& rt, const std::vector<T>& v) {
-  auto b = std::make_unique<DeviceBuffer>(rt, v.size() * sizeof(T));
-  rt.copy(b->get(), v.data(), v.size() * sizeof(T));
-  return b;
 }
 
 class HipNetwork final : public BackendNetwork {
@@ -57,8 +35,7 @@ class HipNetwork final : public BackendNetwork {
       default: packed = pack_network<ops::TileMfmaGfx9>(model, "hip"), wave_ = ops::TileMfmaGfx9::kWave; break;
     }
     module_ = rt_.load_module(probe.object->data);
-    const int fixed = fixed_shape_index(model);
-    const std::string name = fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(packed.max_tiles);
+    const std::string name = fused_kernel_name(model, packed);
     kernel_ = rt_.function(module_, name.c_str());
     if (!kernel_) throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
     weights_ = upload(rt_, packed.weights);
@@ -72,26 +49,21 @@ class HipNetwork final : public BackendNetwork {
   ~HipNetwork() override { rt_.unload_module(module_); }
 
  private:
-  static void check_batch(std::size_t batch) {
-    if (batch > 0xffffffffu / 16) throw Error(ErrorCode::invalid_argument, "infer", "batch", "more than 2^28 samples in one call");
-  }
-
   void launch(const float* input, float* output, std::size_t batch, void* stream) const {
     auto n = static_cast<unsigned>(batch);
     ops::NetworkView view = view_;
     void* args[] = {&view, &input, &output, &n};
-    const unsigned tiles = (n + 15) / 16;
-    rt_.launch(kernel_, std::clamp((tiles + kWavesPerBlock - 1) / kWavesPerBlock, 1u, kMaxBlocks), kWavesPerBlock * wave_, args, stream);
+    rt_.launch(kernel_, fused_grid(batch), kFusedWavesPerBlock * wave_, args, stream);
   }
 
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const float* input, float* output, std::size_t batch) const override {
-    check_batch(batch);
+    check_fused_batch(batch);
     std::lock_guard lock(mutex_);  // the current device is per host thread; callers share this network
     rt_.set_device(device_);
     const std::size_t in_bytes = batch * view_.input_dim * sizeof(float), out_bytes = batch * view_.output_dim * sizeof(float);
-    DeviceBuffer in(rt_, in_bytes), out(rt_, out_bytes);
+    DeviceBuffer<HipRuntime> in(rt_, in_bytes), out(rt_, out_bytes);
     rt_.copy(in.get(), input, in_bytes);
     launch(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), batch, nullptr);
     rt_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
@@ -99,7 +71,7 @@ class HipNetwork final : public BackendNetwork {
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
-    check_batch(batch);
+    check_fused_batch(batch);
     std::lock_guard lock(mutex_);
     rt_.set_device(device_);
     launch(input, output, batch, stream);
@@ -110,7 +82,7 @@ class HipNetwork final : public BackendNetwork {
   unsigned wave_ = 0;
   void* module_ = nullptr;
   void* kernel_ = nullptr;
-  std::unique_ptr<DeviceBuffer> weights_, biases_, layers_;
+  std::unique_ptr<DeviceBuffer<HipRuntime>> weights_, biases_, layers_;
   ops::NetworkView view_{};
   mutable std::mutex mutex_;
 };

@@ -7,7 +7,7 @@
 #include "mlpcore/model.h"
 
 #include "engine/src/amd_arch.h"
-#include "engine/src/amd_code_objects.h"
+#include "engine/src/code_objects.h"
 
 namespace mlpcore::detail {
 

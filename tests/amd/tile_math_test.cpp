@@ -5,6 +5,7 @@
 #include <random>
 
 #include "ops/tile_mfma_gfx9.h"
+#include "ops/tile_mma_sm80.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
 #include "tests/amd/rounding.h"
@@ -14,6 +15,13 @@ namespace mlpcore::test_kernels {
 namespace {
 
 using test::round_toward_zero_f16;
+
+// How the tile turns float32 into float16: toward zero on AMD (cvt_pkrtz), to nearest on NVIDIA.
+template <class Tile>
+float to_half(float x) {
+  if constexpr (std::is_same_v<Tile, ops::TileMmaSm80>) return ops::f16_bits_to_float(ops::float_to_f16_bits(x));
+  else return round_toward_zero_f16(x);
+}
 
 template <class Tile>
 void run(const std::function<void()>& body) {
@@ -33,7 +41,7 @@ std::vector<float> mixed_values(std::mt19937& rng, std::size_t n) {
 
 template <class Tile>
 class TileMath : public ::testing::Test {};
-using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9>;
+using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9, ops::TileMmaSm80>;
 TYPED_TEST_SUITE(TileMath, Tiles);
 
 TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
@@ -46,11 +54,11 @@ TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
       for (int n = 0; n < 16; ++n) {
         double want = c[m * 16 + n], scale = std::fabs(c[m * 16 + n]);
         for (int k = 0; k < 16; ++k) {
-          const double p = static_cast<double>(round_toward_zero_f16(a[m * 16 + k])) * round_toward_zero_f16(b[k * 16 + n]);
+          const double p = static_cast<double>(to_half<TypeParam>(a[m * 16 + k])) * to_half<TypeParam>(b[k * 16 + n]);
           want += p;
           scale += std::fabs(p);
         }
-        // Inputs rounded exactly as cvt_pkrtz does; what remains is float32 accumulation of 17 terms.
+        // Inputs rounded exactly as the tile's pack2 does; what remains is float32 accumulation of 17 terms.
         ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + 1e-30) << "trial " << trial << " element " << m << "," << n;
       }
   }
@@ -76,13 +84,13 @@ TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {
       std::vector<double> h(32);
       for (int j = 0; j < 32; ++j) {
         double acc = b1[j];
-        for (int k = 0; k < 32; ++k) acc += static_cast<double>(round_toward_zero_f16(w1[j * 32 + k])) * round_toward_zero_f16(x[n * 32 + k]);
+        for (int k = 0; k < 32; ++k) acc += static_cast<double>(to_half<TypeParam>(w1[j * 32 + k])) * to_half<TypeParam>(x[n * 32 + k]);
         h[j] = std::max(acc, 0.0);
       }
       for (int m = 0; m < 16; ++m) {
         double want = b2[m], scale = std::fabs(b2[m]);
         for (int j = 0; j < 32; ++j) {
-          const double p = static_cast<double>(round_toward_zero_f16(w2[m * 32 + j])) * round_toward_zero_f16(static_cast<float>(h[j]));
+          const double p = static_cast<double>(to_half<TypeParam>(w2[m * 32 + j])) * to_half<TypeParam>(static_cast<float>(h[j]));
           want += p;
           scale += std::fabs(p);
         }

@@ -1,5 +1,7 @@
-// The fused AMD kernels, through the engine API on the emulated backends, against the float64 reference:
-// random models of every shape the kernels accept and the bundled samples.
+// The fused kernels through the engine API against the float64 reference: random models of every shape
+// the kernels accept and the bundled samples. Built twice: for the emulated backends (every machine),
+// and with MLPCORE_GPU_TESTS for the real GPU backends (mlpcore_gpu_tests, ctest label "gpu"), where it
+// also fails if no GPU backend can run.
 #include <gtest/gtest.h>
 
 #include "mlpcore/error.h"
@@ -13,7 +15,25 @@ namespace {
 // toward zero (up to 2^-10, always shrinking), accumulation is float32. Through up to 8 layers with
 // O(1) activations that stays below 1e-2 relative to max(1, |r|) (observed: below 2e-3).
 constexpr double kTolerance = 1e-2;
-const char* const kBackends[] = {"emu-rdna3", "emu-rdna4", "emu-cdna"};
+std::vector<std::string> backends_under_test() {
+#ifdef MLPCORE_GPU_TESTS
+  std::vector<std::string> gpus;
+  for (const auto& b : list_backends())
+    if ((b.name == "cuda" || b.name == "hip") && b.available) gpus.push_back(b.name);
+  return gpus;
+#else
+  return {"emu-rdna3", "emu-rdna4", "emu-cdna", "emu-nvidia"};
+#endif
+}
+
+// Fresh inputs on every GPU run; the emulated runs stay reproducible.
+unsigned seed(unsigned fixed) {
+#ifdef MLPCORE_GPU_TESTS
+  return std::random_device{}() ^ fixed;
+#else
+  return fixed;
+#endif
+}
 
 struct Stats {
   double worst = 0;
@@ -47,11 +67,11 @@ Activation random_activation(std::mt19937& rng, bool allow_exp) {
   return Activation::make(k);
 }
 
-class EmulatedBackend : public ::testing::TestWithParam<const char*> {};
+class FusedBackend : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EmulatedBackend, RandomModelsMatchFloat64) {
+TEST_P(FusedBackend, RandomModelsMatchFloat64) {
   const std::string backend = GetParam();
-  std::mt19937 rng(99);
+  std::mt19937 rng(seed(99));
   std::uniform_int_distribution<std::size_t> layers_dist(1, 8), in_dist(1, 64), hidden_dist(16, 128), out_dist(1, 32);
   const std::size_t batches[] = {1, 15, 16, 17, 100, 1000};
   const DType dtypes[] = {DType::f32, DType::f16, DType::bf16};
@@ -77,8 +97,8 @@ TEST_P(EmulatedBackend, RandomModelsMatchFloat64) {
   std::cout << backend << ": worst relative error " << stats.worst << " (tolerance " << kTolerance << ")\n";
 }
 
-TEST_P(EmulatedBackend, WidestAndDeepestModelsMatchFloat64) {
-  std::mt19937 rng(5);
+TEST_P(FusedBackend, WidestAndDeepestModelsMatchFloat64) {
+  std::mt19937 rng(seed(5));
   Stats stats;
   const Model wide = test::random_model(rng, {64, 128, 128, 128, 128, 128, 128, 128, 32}, std::vector<Activation>(8, Activation::make(ActivationKind::tanh)));
   check(wide, GetParam(), 100, rng, "8 x 128 tanh", stats);
@@ -88,8 +108,8 @@ TEST_P(EmulatedBackend, WidestAndDeepestModelsMatchFloat64) {
 
 // The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded, and the same shapes with
 // other activations, which take the run-time-shaped kernel.
-TEST_P(EmulatedBackend, FixedShapeKernelsMatchFloat64) {
-  std::mt19937 rng(8);
+TEST_P(FusedBackend, FixedShapeKernelsMatchFloat64) {
+  std::mt19937 rng(seed(8));
   Stats stats;
   const std::vector<std::vector<std::size_t>> shapes = {
       {32, 64, 64, 64, 64, 16}, {32, 128, 128, 128, 128, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}, {20, 50, 60, 64, 49, 10}};
@@ -102,15 +122,15 @@ TEST_P(EmulatedBackend, FixedShapeKernelsMatchFloat64) {
     }
 }
 
-TEST_P(EmulatedBackend, BundledSampleModelsMatchFloat64) {
-  std::mt19937 rng(6);
+TEST_P(FusedBackend, BundledSampleModelsMatchFloat64) {
+  std::mt19937 rng(seed(6));
   Stats stats;
   for (const char* name : {"heart_sdf", "all_activations"})
     check(load_model(std::string(MLPCORE_SOURCE_DIR) + "/models/" + name + ".safetensors"), GetParam(), 257, rng, name, stats);
 }
 
-TEST_P(EmulatedBackend, LayersWiderThanTheFusedKernelAreRefused) {
-  std::mt19937 rng(7);
+TEST_P(FusedBackend, LayersWiderThanTheFusedKernelAreRefused) {
+  std::mt19937 rng(seed(7));
   const Model m = test::random_model(rng, {3, 200, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
   try {
     Network net(m, GetParam());
@@ -121,7 +141,35 @@ TEST_P(EmulatedBackend, LayersWiderThanTheFusedKernelAreRefused) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Amd, EmulatedBackend, ::testing::ValuesIn(kBackends), [](const auto& info) {
+#ifdef MLPCORE_GPU_TESTS
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FusedBackend);  // AtLeastOneGpuBackendRuns says why
+
+TEST(GpuBackends, AtLeastOneGpuBackendRuns) {
+  std::string why;
+  for (const auto& b : list_backends())
+    if (b.name == "cuda" || b.name == "hip") why += b.name + ": " + (b.available ? b.description : b.unavailable_reason) + "\n";
+  EXPECT_FALSE(backends_under_test().empty()) << why;
+  std::cout << why;
+}
+
+// A large batch against the CPU backend (the float64 reference is too slow for 2^20 samples).
+TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
+  std::mt19937 rng(seed(9));
+  std::vector<Activation> acts(5, Activation::make(ActivationKind::relu));
+  acts.back() = Activation::make(ActivationKind::none);
+  const Model m = test::random_model(rng, {32, 64, 64, 64, 64, 16}, acts);
+  const std::size_t batch = (1u << 20) + 3;
+  const auto input = test::random_inputs(rng, batch * 32);
+  const auto got = Network(m, GetParam()).infer(input);
+  const auto want = Network(m, "cpu").infer(input);
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / std::max(1.0, std::fabs(double(want[i]))));
+  EXPECT_LE(worst, kTolerance);
+  std::cout << GetParam() << ": 2^20 + 3 samples, worst relative error vs cpu " << worst << "\n";
+}
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Backends, FusedBackend, ::testing::ValuesIn(backends_under_test()), [](const auto& info) {
   std::string name = info.param;
   std::replace(name.begin(), name.end(), '-', '_');
   return name;

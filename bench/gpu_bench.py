@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""mlpcore vs PyTorch on one GPU, in one process: samples per second for the benchmark networks.
+
+    python3 bench/gpu_bench.py --lib build/engine/libmlpcore_c.so --out docs   # writes benchmarks.md/.png
+
+mlpcore: the cuda (or hip) backend through libmlpcore_c's enqueue on PyTorch's current stream, float32
+in and out. PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
+graph (its best case), fp16 in and out. Both are timed with CUDA events: the median of --repeats calls
+after warm-up. The same run measures two ceilings: device-to-device copy bandwidth and a large fp16
+GEMM. Every mlpcore result is checked against PyTorch's float32 forward pass first.
+"""
+import argparse
+import ctypes
+import os
+import sys
+import tempfile
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
+from mlpcore_export import export  # noqa: E402
+
+NETWORKS = [("32-64x4-16", 32, 64, 4, 16), ("32-128x4-16", 32, 128, 4, 16), ("16-64x2-4", 16, 64, 2, 4), ("3-64x4-1", 3, 64, 4, 1)]
+
+
+def make_net(inp, width, hidden, out):
+    layers, prev = [], inp
+    for _ in range(hidden):
+        layers += [nn.Linear(prev, width), nn.ReLU()]
+        prev = width
+    layers.append(nn.Linear(prev, out))
+    return nn.Sequential(*layers)
+
+
+class Mlpcore:
+    def __init__(self, lib, path, backend):
+        self.lib = lib
+        err = ctypes.create_string_buffer(1024)
+        self.handle = lib.mlpcore_network_create(path.encode(), backend.encode(), err, 1024)
+        if not self.handle:
+            raise RuntimeError(err.value.decode())
+        self.backend = lib.mlpcore_network_backend(self.handle).decode()
+
+    def enqueue(self, x, y):
+        err = ctypes.create_string_buffer(1024)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        if self.lib.mlpcore_network_enqueue(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
+                                            ctypes.c_size_t(x.shape[0]), stream, err, 1024):
+            raise RuntimeError(err.value.decode())
+
+    def __del__(self):
+        self.lib.mlpcore_network_destroy(self.handle)
+
+
+def load_lib(path):
+    lib = ctypes.CDLL(path)
+    lib.mlpcore_network_create.restype = ctypes.c_void_p
+    lib.mlpcore_network_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlpcore_network_destroy.argtypes = [ctypes.c_void_p]
+    lib.mlpcore_network_backend.restype = ctypes.c_char_p
+    lib.mlpcore_network_backend.argtypes = [ctypes.c_void_p]
+    lib.mlpcore_network_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                            ctypes.c_char_p, ctypes.c_size_t]
+    return lib
+
+
+def time_ms(fn, repeats, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def torch_graph(model16, x16):
+    static_in = x16.clone()
+    with torch.inference_mode():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model16(static_in)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = model16(static_in)
+    return graph, static_out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", required=True)
+    p.add_argument("--backend", default="cuda")
+    p.add_argument("--out", default=None, help="folder for benchmarks.md and benchmarks.png")
+    p.add_argument("--repeats", type=int, default=20)
+    args = p.parse_args()
+    torch.manual_seed(0)
+    lib = load_lib(args.lib)
+    dev = torch.device("cuda")
+    gpu = torch.cuda.get_device_name(0)
+    batches = [2 ** k for k in range(10, 23, 2)]
+    if 2 ** 16 not in batches:
+        batches.append(2 ** 16)
+    batches = sorted(set(batches + [2 ** 22]))
+    results = {}  # name -> {batch: (mlpcore, torch)}
+    errors = {}
+    tmp = tempfile.mkdtemp()
+    for name, inp, width, hidden, out in NETWORKS:
+        model = make_net(inp, width, hidden, out).to(dev).eval()
+        path = os.path.join(tmp, name + ".safetensors")
+        export(model, path)
+        net = Mlpcore(lib, path, args.backend)
+        model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
+        model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
+        # correctness first, on fresh random inputs
+        x = torch.rand(100003, inp, device=dev) * 2 - 1
+        y = torch.empty(100003, out, device=dev)
+        net.enqueue(x, y)
+        torch.cuda.synchronize()
+        with torch.inference_mode():
+            ref = model(x)
+        errors[name] = ((y - ref).abs() / ref.abs().clamp(min=1)).max().item()
+        results[name] = {}
+        for batch in batches:
+            x = torch.rand(batch, inp, device=dev) * 2 - 1
+            y = torch.empty(batch, out, device=dev)
+            t_ours = time_ms(lambda: net.enqueue(x, y), args.repeats)
+            graph, _ = torch_graph(model16, x.half())
+            t_torch = time_ms(graph.replay, args.repeats)
+            results[name][batch] = (batch / t_ours * 1e3, batch / t_torch * 1e3)
+            print(f"{name} batch {batch}: mlpcore {results[name][batch][0] / 1e9:.3f} G/s, "
+                  f"pytorch {results[name][batch][1] / 1e9:.3f} G/s", flush=True)
+        del net
+    # ceilings
+    a = torch.empty(2 ** 28, dtype=torch.float32, device=dev)
+    b = torch.empty_like(a)
+    copy_ms = time_ms(lambda: b.copy_(a), args.repeats)
+    bandwidth = 2 * a.numel() * 4 / copy_ms * 1e3
+    m = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+    gemm_ms = time_ms(lambda: m @ m, args.repeats)
+    tflops = 2 * 8192 ** 3 / gemm_ms * 1e3 / 1e12
+    del a, b, m
+
+    lines = [f"# GPU benchmarks: mlpcore vs PyTorch on {gpu}", "",
+             f"Measured by `bench/gpu_bench.py` in one process on one {gpu}: samples per second (median of "
+             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backend `{args.backend}`, float32 in and "
+             "out, `enqueue` on PyTorch's stream. PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
+             "inference mode, replayed as a CUDA graph, fp16 in and out.", "",
+             f"Ceilings measured in the same run: device-to-device copy {bandwidth / 1e12:.2f} TB/s (bytes read + written), "
+             f"fp16 GEMM 8192³ {tflops:.0f} TFLOP/s.", "",
+             "| network | batch | mlpcore G/s | PyTorch G/s | ratio | max rel. error vs PyTorch fp32 |",
+             "|---|---|---|---|---|---|"]
+    for name, *_ in NETWORKS:
+        for batch in (2 ** 22, 2 ** 16):
+            ours, theirs = results[name][batch]
+            lines.append(f"| {name} | 2^{batch.bit_length() - 1} | {ours / 1e9:.2f} | {theirs / 1e9:.2f} | {ours / theirs:.1f}× "
+                         f"| {errors[name]:.1e} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "benchmarks.md"), "w") as f:
+            f.write(text)
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            fig, ax = plt.subplots(figsize=(8, 5))
+            for name, *_ in NETWORKS:
+                xs = sorted(results[name])
+                line, = ax.plot(xs, [results[name][b][0] for b in xs], marker="o", label=f"mlpcore {name}")
+                ax.plot(xs, [results[name][b][1] for b in xs], linestyle="--", color=line.get_color(), label=f"PyTorch {name}")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("batch size")
+            ax.set_ylabel("samples / s")
+            ax.set_title(f"mlpcore vs PyTorch fp16 CUDA graph, {gpu}")
+            ax.legend(fontsize=7)
+            ax.grid(True, which="both", alpha=0.3)
+            fig.savefig(os.path.join(args.out, "benchmarks.png"), dpi=110, bbox_inches="tight")
+        except ImportError as e:
+            print("no plot:", e)
+
+
+if __name__ == "__main__":
+    main()

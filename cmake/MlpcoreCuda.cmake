@@ -1,0 +1,36 @@
+# The fused MLP kernels for NVIDIA GPUs: one fat binary (a cubin per architecture in MLPCORE_CUDA_ARCHS,
+# plus PTX of the newest for later GPUs), compiled by nvcc from the same kernel source as the AMD code
+# objects and embedded into the library; the host side loads it through the CUDA driver at run time.
+set(MLPCORE_CUDA_ARCHS "80;86;89;90" CACHE STRING "NVIDIA compute capabilities to build cubins for")
+find_program(MLPCORE_NVCC nvcc HINTS $ENV{CUDA_PATH}/bin /usr/local/cuda/bin DOC "CUDA's nvcc (12 or newer)")
+if(NOT MLPCORE_NVCC)
+  message(FATAL_ERROR "MLPCORE_CUDA needs nvcc (CUDA 12 or newer), or configure with -DMLPCORE_CUDA=OFF")
+endif()
+message(STATUS "mlpcore: CUDA fat binary for sm_${MLPCORE_CUDA_ARCHS} with ${MLPCORE_NVCC}")
+
+function(mlpcore_embed_cuda_fatbin source generated)
+  get_filename_component(name ${source} NAME_WE)
+  set(fatbin ${CMAKE_CURRENT_BINARY_DIR}/${name}.fatbin)
+  set(gencode)
+  foreach(sm IN LISTS MLPCORE_CUDA_ARCHS)
+    list(APPEND gencode -gencode arch=compute_${sm},code=sm_${sm})
+    set(newest ${sm})
+  endforeach()
+  list(APPEND gencode -gencode arch=compute_${newest},code=compute_${newest})
+  add_custom_command(
+    OUTPUT ${fatbin}
+    COMMAND ${MLPCORE_NVCC} -x cu -std=c++20 -O3 --expt-relaxed-constexpr -fatbin ${gencode} -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include
+            -MD -MF ${fatbin}.d -o ${fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/${source}
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source}
+    DEPFILE ${fatbin}.d
+    COMMENT "CUDA sm_${MLPCORE_CUDA_ARCHS}: ${source}"
+    VERBATIM)
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=cuda_code_objects "-DINPUTS=fatbin=${fatbin}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    DEPENDS ${fatbin} ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    COMMENT "Embedding the CUDA fat binary"
+    VERBATIM)
+  set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS ${fatbin})
+endfunction()

@@ -1,0 +1,33 @@
+#ifndef MLPCORE_C_H
+#define MLPCORE_C_H
+/* A C interface to mlpcore (libmlpcore_c.so), for other languages: Python's ctypes, game engines' plugins.
+ * Every function that can fail returns 0 on success or -1, and then writes the error message (the text
+ * of mlpcore::Error) into `error` (at most error_size bytes, NUL-terminated) when `error` is not NULL. */
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mlpcore_network mlpcore_network;
+
+/* Loads a model file and prepares it on `backend` ("auto", "cpu", "cuda", "hip", ...). NULL on error. */
+mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size);
+void mlpcore_network_destroy(mlpcore_network* network);
+
+size_t mlpcore_network_input_dim(const mlpcore_network* network);
+size_t mlpcore_network_output_dim(const mlpcore_network* network);
+/* The backend's name ("cuda", ...); valid while the network lives. */
+const char* mlpcore_network_backend(const mlpcore_network* network);
+
+/* Host (or device) buffers, synchronous: Network::infer. */
+int mlpcore_network_infer(const mlpcore_network* network, const float* input, float* output, size_t batch, char* error,
+                          size_t error_size);
+/* Buffers in the backend's memory on `stream` (cudaStream_t / hipStream_t, NULL: default): Network::enqueue. */
+int mlpcore_network_enqueue(const mlpcore_network* network, const float* input, float* output, size_t batch, void* stream,
+                            char* error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

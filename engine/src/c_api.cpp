@@ -1,0 +1,64 @@
+#include "mlpcore/mlpcore_c.h"
+
+#include <cstring>
+#include <exception>
+
+#include "mlpcore/error.h"
+#include "mlpcore/model.h"
+#include "mlpcore/network.h"
+
+struct mlpcore_network {
+  mlpcore::Network network;
+};
+
+namespace {
+
+int fail(const std::exception& e, char* error, std::size_t error_size) {
+  if (error && error_size > 0) {
+    std::strncpy(error, e.what(), error_size - 1);
+    error[error_size - 1] = '\0';
+  }
+  return -1;
+}
+
+}  // namespace
+
+extern "C" {
+
+mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size) {
+  try {
+    return new mlpcore_network{mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), backend ? backend : "auto")};
+  } catch (const std::exception& e) {
+    fail(e, error, error_size);
+    return nullptr;
+  }
+}
+
+void mlpcore_network_destroy(mlpcore_network* network) { delete network; }
+
+size_t mlpcore_network_input_dim(const mlpcore_network* network) { return network ? network->network.input_dim() : 0; }
+size_t mlpcore_network_output_dim(const mlpcore_network* network) { return network ? network->network.output_dim() : 0; }
+const char* mlpcore_network_backend(const mlpcore_network* network) { return network ? network->network.backend().name.c_str() : ""; }
+
+int mlpcore_network_infer(const mlpcore_network* network, const float* input, float* output, size_t batch, char* error, size_t error_size) {
+  try {
+    if (!network) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_infer", "network", "is null");
+    network->network.infer(input, output, batch);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e, error, error_size);
+  }
+}
+
+int mlpcore_network_enqueue(const mlpcore_network* network, const float* input, float* output, size_t batch, void* stream, char* error,
+                            size_t error_size) {
+  try {
+    if (!network) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_enqueue", "network", "is null");
+    network->network.enqueue(input, output, batch, stream);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e, error, error_size);
+  }
+}
+
+}  // extern "C"

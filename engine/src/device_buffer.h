@@ -1,0 +1,31 @@
+#pragma once
+// Device memory of a GPU runtime (HipRuntime, CudaDriver) that frees itself, and uploads of host vectors.
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace mlpcore::detail {
+
+template <class Runtime>
+class DeviceBuffer {
+ public:
+  DeviceBuffer(const Runtime& rt, std::size_t bytes) : rt_(&rt), p_(rt.malloc(std::max<std::size_t>(bytes, 4))) {}
+  ~DeviceBuffer() { rt_->free(p_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  const Runtime* rt_;
+  void* p_;
+};
+
+template <class Runtime, class T>
+std::unique_ptr<DeviceBuffer<Runtime>> upload(const Runtime& rt, const std::vector<T>& v) {
+  auto b = std::make_unique<DeviceBuffer<Runtime>>(rt, v.size() * sizeof(T));
+  rt.copy(b->get(), v.data(), v.size() * sizeof(T));
+  return b;
+}
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,81 @@
+#include "ops/emu/nv_instructions.h"
+
+#include <cmath>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "ops/emu/wave_emulator.h"
+#include "ops/half_bits.h"
+
+namespace mlpcore::emu::nv {
+namespace {
+
+struct MmaOperands {
+  std::uint32_t a[4], b[2];
+  float c[4];
+};
+struct MmaResult {
+  float d[4];
+};
+
+float half_of(std::uint32_t reg, unsigned i) { return ops::f16_bits_to_float(static_cast<std::uint16_t>(reg >> (16 * (i % 2)))); }
+
+void execute_mma(std::span<const void* const> in, std::span<void* const> out) {
+  if (in.size() != 32) throw EmulatorError("mma.sync.m16n8k16 needs a warp of 32, launched with " + std::to_string(in.size()));
+  float a[16][16], b[16][8], c[16][8];
+  for (auto& row : a)
+    for (float& v : row) v = NAN;
+  for (auto& row : b)
+    for (float& v : row) v = NAN;
+  for (auto& row : c)
+    for (float& v : row) v = NAN;
+  for (unsigned l = 0; l < 32; ++l) {
+    const auto& o = *static_cast<const MmaOperands*>(in[l]);
+    for (unsigned i = 0; i < 8; ++i) {
+      const Element e = layout(Operand::a, l, i);
+      a[e.row][e.col] = half_of(o.a[i / 2], i);
+    }
+    for (unsigned i = 0; i < 4; ++i) {
+      const Element eb = layout(Operand::b, l, i);
+      b[eb.row][eb.col] = half_of(o.b[i / 2], i);
+      const Element ec = layout(Operand::c, l, i);
+      c[ec.row][ec.col] = o.c[i];
+    }
+  }
+  for (unsigned l = 0; l < 32; ++l)
+    for (unsigned i = 0; i < 4; ++i) {
+      const Element e = layout(Operand::c, l, i);
+      float acc = c[e.row][e.col];
+      for (int k = 0; k < 16; ++k) acc += a[e.row][k] * b[k][e.col];
+      static_cast<MmaResult*>(out[l])->d[i] = acc;
+    }
+}
+
+}  // namespace
+
+Element layout(Operand operand, unsigned lane, unsigned i) {
+  const int group = static_cast<int>(lane / 4), thread_in_group = static_cast<int>(lane % 4), n = static_cast<int>(i);
+  switch (operand) {
+    case Operand::a: return {group + ((n < 2 || (n >= 4 && n < 6)) ? 0 : 8), thread_in_group * 2 + (n & 1) + (n >= 4 ? 8 : 0)};
+    case Operand::b: return {thread_in_group * 2 + (n & 1) + (n >= 2 ? 8 : 0), group};
+    case Operand::c: break;
+  }
+  return {group + (n >= 2 ? 8 : 0), thread_in_group * 2 + (n & 1)};
+}
+
+void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float* c, float* d) {
+  MmaOperands in{};
+  std::memcpy(in.a, a, sizeof in.a);
+  std::memcpy(in.b, b, sizeof in.b);
+  std::memcpy(in.c, c, sizeof in.c);
+  MmaResult result{};
+  wave_collective("mma.sync.m16n8k16", execute_mma, &in, &result);
+  std::memcpy(d, result.d, sizeof result.d);
+}
+
+std::uint32_t cvt_rn_f16x2(float lo, float hi) {
+  return static_cast<std::uint32_t>(ops::float_to_f16_bits(lo)) | static_cast<std::uint32_t>(ops::float_to_f16_bits(hi)) << 16;
+}
+
+}  // namespace mlpcore::emu::nv

@@ -1,0 +1,24 @@
+#pragma once
+// NVIDIA tensor-core and conversion instructions as the PTX ISA defines them, for the wave emulator.
+// Fragment layouts are encoded here independently of tile_mma_sm80.h; tests check both against the
+// PTX ISA's description of mma.m16n8k16.
+#include <cstdint>
+
+namespace mlpcore::emu::nv {
+
+enum class Operand { a, b, c };  // C and D share a layout
+struct Element {
+  int row, col;
+};
+// mma.m16n8k16 .f16 A (16x16, .row), B (16x8, .col), C/D (16x8, .f32): element `i` of lane `lane`'s
+// fragment (A: 8 halves in 4 registers, B: 4 halves in 2, C/D: 4 floats).
+Element layout(Operand operand, unsigned lane, unsigned i);
+
+// mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 as a warp collective (warp of 32): products of the
+// float16 inputs are exact in float32 and accumulate in float32.
+void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float* c, float* d);
+
+// cvt.rn.f16x2.f32: round to nearest even, `lo` in bits 15:0.
+std::uint32_t cvt_rn_f16x2(float lo, float hi);
+
+}  // namespace mlpcore::emu::nv

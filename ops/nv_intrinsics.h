@@ -1,0 +1,49 @@
+#pragma once
+// Our names for the NVIDIA tensor-core and conversion instructions: inline PTX on the device (sm_80 and
+// newer; elsewhere a trap naming the instruction), the wave emulator in the host emulator build.
+#include <cstdint>
+
+#include "ops/gpu_platform.h"
+#include "ops/simd_types.h"
+
+#if MLPCORE_EMULATOR
+#include "ops/emu/nv_instructions.h"
+#endif
+
+namespace mlpcore::ops::nv {
+
+using f16x2 = vec<half_t, 2>;
+using f32x4 = vec<float, 4>;
+
+// cvt.rn.f16x2.f32: two floats to packed float16, round to nearest even, `lo` in bits 15:0.
+MLPCORE_DEVICE f16x2 cvt_rn_f16x2(float lo, float hi) {
+#if MLPCORE_EMULATOR
+  return __builtin_bit_cast(f16x2, emu::nv::cvt_rn_f16x2(lo, hi));
+#elif MLPCORE_DEVICE_NVIDIA
+  std::uint32_t packed;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+  return __builtin_bit_cast(f16x2, packed);
+#else
+  trap("cvt.rn.f16x2.f32 outside a CUDA device compile");
+#endif
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: D (16x8) = A (16x16) B (16x8) + C, one warp;
+// a: 4 registers of packed halves, b: 2, c/d: 4 floats per lane (PTX ISA fragment layouts).
+MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const f32x4& c) {
+#if MLPCORE_EMULATOR
+  f32x4 d;
+  emu::nv::mma_m16n8k16(a, b, &c[0], &d[0]);
+  return d;
+#elif MLPCORE_ARCH_SM80
+  f32x4 d;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  return d;
+#else
+  trap("mma.sync.m16n8k16 in a kernel built for a target before sm_80");
+#endif
+}
+
+}  // namespace mlpcore::ops::nv
