@@ -40,73 +40,107 @@ struct FixedActivations {
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool last) { return last ? Output : Hidden; }
 };
 
-// Where one wave is in the batch: 16 samples from sample0.
-struct SampleTile {
+// Where one wave is in the batch: S tiles of 16 samples from sample0. Several tiles per wave reuse each
+// weight fragment S times and give the matrix unit S independent accumulation chains.
+struct SampleBlock {
   unsigned sample0;
   unsigned batch;
 };
 
-template <class Tile, int Tiles>
-MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles], int in_tiles, const float* input, unsigned in_dim, SampleTile s) {
+template <class Tile, int Tiles, int S>
+MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const float* input, unsigned in_dim, SampleBlock b) {
   MLPCORE_UNROLL
-  for (int kt = 0; kt < Tiles; ++kt)
-    if (kt < in_tiles)
-      act[kt] = load_b<Tile>([&](int f, int n) {
-        const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = s.sample0 + static_cast<unsigned>(n);
-        return feature < in_dim && sample < s.batch ? input[static_cast<std::size_t>(sample) * in_dim + feature] : 0.0f;
-      });
+  for (int s = 0; s < S; ++s) {
+    const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
+    const bool full_tile = sample0 + 16 <= b.batch;
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < Tiles; ++kt) {
+      if (kt >= in_tiles) continue;
+      const float* row0 = input + static_cast<std::size_t>(sample0) * in_dim + kt * 16;
+      if (full_tile && static_cast<unsigned>(kt + 1) * 16 <= in_dim)  // uniform branch: no per-element checks
+        act[kt][s] = load_b<Tile>([&](int f, int n) { return row0[static_cast<std::size_t>(n) * in_dim + f]; });
+      else
+        act[kt][s] = load_b<Tile>([&](int f, int n) {
+          const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = sample0 + static_cast<unsigned>(n);
+          return feature < in_dim && sample < b.batch ? row0[static_cast<std::size_t>(n) * in_dim + f] : 0.0f;
+        });
+    }
+  }
+}
+
+template <class Tile>
+MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, float* output, unsigned out_dim, unsigned sample0, unsigned batch) {
+  float* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
+  if (sample0 + 16 <= batch && static_cast<unsigned>(mt + 1) * 16 <= out_dim)
+    store_acc<Tile>(acc, [&](int m, int n, float v) { row0[static_cast<std::size_t>(n) * out_dim + m] = v; });
+  else
+    store_acc<Tile>(acc, [&](int m, int n, float v) {
+      if (static_cast<unsigned>(mt * 16 + m) < out_dim && sample0 + static_cast<unsigned>(n) < batch)
+        row0[static_cast<std::size_t>(n) * out_dim + m] = v;
+    });
 }
 
 // One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
 // layer leaves its output in `act`; the last layer stores it.
-template <class Tile, class Activations, int Tiles>
+template <class Tile, class Activations, int Tiles, int S>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
-                                typename Tile::BFrag (&act)[Tiles], float* output, SampleTile s) {
+                                typename Tile::BFrag (&act)[Tiles][S], float* output, SampleBlock b) {
   const half_t* w = net.weights + d.weight_offset;
   const float* bias = net.biases + d.bias_offset;
-  typename Tile::BFrag next[Tiles];
+  typename Tile::BFrag next[Tiles][S];
   MLPCORE_UNROLL
   for (int mt = 0; mt < Tiles; ++mt) {
     if (mt >= out_tiles) continue;
-    auto acc = load_acc<Tile>([&](int m, int) { return bias[mt * 16 + m]; });
+    typename Tile::AccFrag acc[S];
+    acc[0] = load_acc<Tile>([&](int m, int) { return bias[mt * 16 + m]; });
     MLPCORE_UNROLL
-    for (int kt = 0; kt < Tiles; ++kt)
-      if (kt < in_tiles) acc = Tile::mma(load_packed_a<Tile>(w, in_tiles, mt, kt), act[kt], acc);
-    activate_tile<Tile>(acc, Activations::of(d, last), d.param);
-    if (last)
-      store_acc<Tile>(acc, [&](int m, int n, float v) {
-        const unsigned unit = static_cast<unsigned>(mt * 16 + m), sample = s.sample0 + static_cast<unsigned>(n);
-        if (unit < net.output_dim && sample < s.batch) output[static_cast<std::size_t>(sample) * net.output_dim + unit] = v;
-      });
-    else
-      next[mt] = Tile::to_b_layout(acc);
+    for (int s = 1; s < S; ++s) acc[s] = acc[0];
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < Tiles; ++kt) {
+      if (kt >= in_tiles) continue;
+      const auto weights = load_packed_a<Tile>(w, in_tiles, mt, kt);
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights, act[kt][s], acc[s]);
+    }
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) {
+      activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
+      if (last)
+        store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
+      else
+        next[mt][s] = Tile::to_b_layout(acc[s]);
+    }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
   }
   if (last) return;
   MLPCORE_UNROLL
   for (int mt = 0; mt < Tiles; ++mt)
-    if (mt < out_tiles) act[mt] = next[mt];
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s)
+      if (mt < out_tiles) act[mt][s] = next[mt][s];
 }
 
-// Calls f(SampleTile) for each 16-sample tile this wave owns (grid-stride over waves).
-template <class Tile, class F>
-MLPCORE_DEVICE void for_each_sample_tile(unsigned batch, F f) {
+// Calls f(SampleBlock) for each block of S sample tiles this wave owns (grid-stride over waves).
+template <class Tile, int S, class F>
+MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
   const unsigned waves_per_block = block_dim_x() / Tile::kWave;
   const unsigned stride = grid_dim_x() * waves_per_block;
-  const unsigned tiles = (batch + 15) / 16;
-  for (unsigned t = block_x() * waves_per_block + thread_x() / Tile::kWave; t < tiles; t += stride) f(SampleTile{t * 16, batch});
+  const unsigned blocks = (batch + 16 * S - 1) / (16 * S);
+  for (unsigned t = block_x() * waves_per_block + thread_x() / Tile::kWave; t < blocks; t += stride)
+    f(SampleBlock{t * 16 * S, batch});
 }
 
 template <class Tile, int MaxTiles>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const float* input, float* output, unsigned batch) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
-  for_each_sample_tile<Tile>(batch, [&](SampleTile s) {
-    typename Tile::BFrag act[MaxTiles];
-    load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, s);
+  constexpr int S = Tile::sample_tiles(MaxTiles);
+  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
+    typename Tile::BFrag act[MaxTiles][S];
+    load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, b);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, s);
+      dense_layer<Tile, RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, b);
     }
   });
 }
@@ -129,12 +163,13 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const float* input
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
-  for_each_sample_tile<Tile>(batch, [&](SampleTile s) {
-    typename Tile::BFrag act[kTiles];
-    load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, s);
+  constexpr int S = Tile::sample_tiles(kTiles);
+  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
+    typename Tile::BFrag act[kTiles][S];
+    load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, b);
     [&]<int... L>(std::integer_sequence<int, L...>) {
       (dense_layer<Tile, FixedActivations<Hidden, Output>>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
-                                                            L + 1 == kLayers, act, output, s),
+                                                            L + 1 == kLayers, act, output, b),
        ...);
     }(std::make_integer_sequence<int, kLayers>{});
   });

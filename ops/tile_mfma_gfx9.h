@@ -22,6 +22,8 @@ struct TileMfmaGfx9 {
   static constexpr int acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
+  // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
+  static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) { return amd::mfma_f32_16x16x16_f16(a, b, c); }

@@ -27,6 +27,8 @@ struct TileMmaSm80 {
   static constexpr int acc_row(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
   static constexpr int acc_col(int lane, int i) { return lane / 4 + 8 * (i % 4 / 2); }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
+  // Sample tiles per warp in the fused kernel: each weight fragment feeds this many mma chains.
+  static constexpr int sample_tiles(int width_tiles) { return width_tiles <= 4 ? 4 : 2; }
   static constexpr int k_feature(int k) { return k; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& w, const BFrag& x, const AccFrag& c) {

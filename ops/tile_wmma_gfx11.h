@@ -23,6 +23,8 @@ struct TileWmmaGfx11 {
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   // The feature a chained B operand holds at hardware K: to_b_layout rebuilds the natural order.
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
+  // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
+  static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {

@@ -25,6 +25,8 @@ struct TileWmmaGfx12 {
   static constexpr int acc_row(int lane, int i) { return i + 8 * (lane / 16); }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
+  // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
+  static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {
