@@ -1,0 +1,78 @@
+// The cuda backend's host logic without an NVIDIA GPU: the embedded fat binary, the probe's reasons, the
+// fallback; and the C interface (libmlpcore_c) that the GPU benchmark drives.
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "engine/src/cuda_backend.h"
+#include "engine/src/cuda_driver.h"
+#include "mlpcore/error.h"
+#include "mlpcore/mlpcore_c.h"
+#include "mlpcore/network.h"
+#include "tests/test_util.h"
+
+namespace mlpcore::detail {
+namespace {
+
+TEST(CudaFatbin, HoldsEveryFusedKernel) {
+#ifdef MLPCORE_NO_CUDA_BUILD
+  GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
+#endif
+  const auto objects = cuda_code_objects();
+  ASSERT_EQ(objects.size(), 1u) << "built with nvcc, so the fat binary is embedded";
+  const std::string_view image(reinterpret_cast<const char*>(objects[0].data), objects[0].size);
+  for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3"})
+    EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
+  for (const char* sm : {"sm_80", "sm_86", "sm_89", "sm_90"}) EXPECT_NE(image.find(sm), std::string_view::npos) << sm;
+}
+
+TEST(CudaProbe, SaysWhyItCannotRun) {
+  const CudaDriver missing("/nonexistent/libcuda.so.1");
+  EXPECT_FALSE(missing.loaded());
+  EXPECT_NE(probe_cuda(missing, cuda_code_objects()).reason.find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos);
+  EXPECT_NE(probe_cuda(missing, {}).reason.find("MLPCORE_CUDA=OFF"), std::string::npos);
+}
+
+TEST(CudaProbe, WithoutAnNvidiaGpuTheBackendIsUnavailableWithItsReason) {
+  const auto backends = list_backends();
+  const auto cuda = std::find_if(backends.begin(), backends.end(), [](const BackendInfo& b) { return b.name == "cuda"; });
+  ASSERT_NE(cuda, backends.end());
+  ASSERT_FALSE(cuda->available) << "the CI machines have no NVIDIA GPU";
+  EXPECT_TRUE(cuda->unavailable_reason.starts_with("no CUDA driver") || cuda->unavailable_reason.starts_with("no NVIDIA GPU"))
+      << cuda->unavailable_reason;
+  std::mt19937 rng(1);
+  const Model m = test::random_model(rng, {2, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  try {
+    Network net(m, "cuda");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::backend_unavailable);
+    EXPECT_NE(std::string(e.what()).find(cuda->unavailable_reason), std::string::npos);
+  }
+}
+
+TEST(CApi, RunsAModelAndReportsErrors) {
+  char error[512] = {};
+  const std::string heart = std::string(MLPCORE_SOURCE_DIR) + "/models/heart_sdf.safetensors";
+  mlpcore_network* net = mlpcore_network_create(heart.c_str(), "cpu", error, sizeof error);
+  ASSERT_NE(net, nullptr) << error;
+  EXPECT_EQ(mlpcore_network_input_dim(net), 2u);
+  EXPECT_EQ(mlpcore_network_output_dim(net), 1u);
+  EXPECT_STREQ(mlpcore_network_backend(net), "cpu");
+  const float in[4] = {0.0f, 0.0f, 0.5f, -0.25f};
+  float out[2] = {NAN, NAN};
+  ASSERT_EQ(mlpcore_network_infer(net, in, out, 2, error, sizeof error), 0) << error;
+  const auto ref = test::naive_forward(load_model(heart), std::vector<float>(in, in + 4), 2);
+  EXPECT_NEAR(out[0], ref[0], 1e-4);
+  EXPECT_NEAR(out[1], ref[1], 1e-4);
+  EXPECT_EQ(mlpcore_network_enqueue(net, in, out, 0, nullptr, error, sizeof error), -1);
+  EXPECT_STREQ(error, "enqueue: batch: must be at least 1");
+  mlpcore_network_destroy(net);
+  EXPECT_EQ(mlpcore_network_create("/nonexistent.safetensors", "cpu", error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "/nonexistent.safetensors: no such file");
+  EXPECT_EQ(mlpcore_network_create(heart.c_str(), "tpu", error, 8), nullptr);
+  EXPECT_STREQ(error, "backend") << "truncated to the buffer, NUL-terminated";
+}
+
+}  // namespace
+}  // namespace mlpcore::detail
