@@ -1,0 +1,58 @@
+#pragma once
+// Evaluating an mlpcore network inside your own GPU kernel (HIP or CUDA; also on the wave emulator).
+//
+//   #include "ops/device_api.h"                       // target mlpcore::device
+//   __global__ void shade(mlpcore::DeviceNetworkView net, ...) {
+//     __shared__ float scratch[kWavesPerBlock][mlpcore::device::scratch_floats<Tile, 3, 1>()];
+//     float in[3] = {...}, out[1];
+//     mlpcore::device::evaluate<Tile, 4, 3, 1>(net, scratch[wave_in_block], in, out, ray_alive);
+//   }
+//
+// Contract: every lane of the wave calls evaluate together, from converged control flow, with the same
+// network (a wave evaluates up to 32/64 samples at once on the matrix cores). A lane with no sample (a
+// ray that missed, a pixel outside the image) passes active = false: its inputs are ignored and read as
+// zeros, and its outputs are left untouched. Lanes must not return before the call: the matrix
+// instructions need the whole wave (the wave emulator reports a lane that returned as an error).
+// Tile is the tile family of the GPU (ops/native_tile.h's NativeTile in a device build), MaxTiles the
+// kernel variant (view.max_tiles, widths up to 16 * MaxTiles), InDim/OutDim the model's dimensions.
+// `scratch` is this wave's scratch_floats<Tile, InDim, OutDim>() floats of shared memory (LDS): the
+// lanes' inputs and outputs pass through it; between layers the activations stay in registers.
+#include "mlpcore/device_view.h"
+#include "ops/fused_mlp.h"
+
+namespace mlpcore::device {
+
+template <class Tile, int InDim, int OutDim>
+constexpr int scratch_floats() {
+  return Tile::kWave * (InDim + OutDim);
+}
+
+MLPCORE_DEVICE ops::NetworkView to_network(const DeviceNetworkView& v) {
+  return {static_cast<const ops::half_t*>(v.weights), v.biases, static_cast<const ops::LayerDesc*>(v.layers), v.num_layers,
+          v.input_dim, v.output_dim};
+}
+
+template <class Tile, int MaxTiles, int InDim, int OutDim>
+MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, const float (&in)[InDim], float (&out)[OutDim], bool active) {
+  static_assert(Tile::kWave % 16 == 0, "a wave holds whole 16-sample tiles");
+  constexpr int S = Tile::kWave / 16;
+  if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel();  // the kernel was built for another model
+  const ops::NetworkView net = to_network(view);
+  const unsigned lane = ops::lane_id();
+  float* inputs = scratch;
+  float* outputs = scratch + Tile::kWave * InDim;
+  for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : 0.0f;
+  ops::sync_wave();
+  typename Tile::BFrag act[MaxTiles][S];
+  const ops::SampleBlock wave{0, Tile::kWave};
+  ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs, InDim, wave);
+  for (unsigned l = 0; l < net.num_layers; ++l) {
+    const ops::LayerDesc d = net.layers[l];
+    ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, outputs, wave);
+  }
+  ops::sync_wave();
+  if (active)
+    for (int o = 0; o < OutDim; ++o) out[o] = outputs[lane * OutDim + o];
+}
+
+}  // namespace mlpcore::device

@@ -24,8 +24,10 @@ inline unsigned block_dim_x() { return emu::block_dim().x; }
 inline unsigned grid_dim_x() { return emu::grid_dim().x; }
 inline unsigned lane_id() { return emu::lane_id(); }
 inline void sync_block() { emu::barrier(); }
+inline void sync_wave() { emu::wave_barrier(); }
 inline void schedule_barrier() {}
 [[noreturn]] inline void trap(const char* why) { emu::trap(why); }
+[[noreturn]] inline void abort_kernel() { emu::trap("kernel aborted"); }
 }  // namespace mlpcore::ops
 
 #elif defined(__HIP__)
@@ -36,6 +38,7 @@ inline void schedule_barrier() {}
 #define MLPCORE_KERNEL __global__
 #define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #define MLPCORE_DEVICE __device__ __forceinline__
+#define MLPCORE_SHARED __shared__
 namespace mlpcore::ops {
 MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
 MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
@@ -44,6 +47,12 @@ MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
 MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
 MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
 MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+// Orders this wave's LDS writes before its lanes read each other's.
+MLPCORE_DEVICE void sync_wave() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
 // Keeps the compiler from moving instructions across this point (register pressure control).
 MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
 // Prints `why` through the device assert path (where the device libraries are linked), then traps.
@@ -51,12 +60,15 @@ MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
   __assert_fail(why, __FILE__, __LINE__, __func__);
   __builtin_trap();
 }
+// A trap without a message: no printing code, so no stack in kernels that keep it on their fast path.
+[[noreturn]] __device__ inline void abort_kernel() { __builtin_trap(); }
 }  // namespace mlpcore::ops
 
 #elif defined(__CUDACC__)
 #define MLPCORE_KERNEL __global__
 #define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #define MLPCORE_DEVICE __device__ __forceinline__
+#define MLPCORE_SHARED __shared__
 namespace mlpcore::ops {
 MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
 MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
@@ -65,11 +77,13 @@ MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
 MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
 MLPCORE_DEVICE unsigned lane_id() { return threadIdx.x % 32; }
 MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+MLPCORE_DEVICE void sync_wave() { __syncwarp(); }
 MLPCORE_DEVICE void schedule_barrier() {}
 [[noreturn]] __device__ inline void trap(const char* why) {
   printf("mlpcore: %s\n", why);
   __trap();
 }
+[[noreturn]] __device__ inline void abort_kernel() { __trap(); }
 }  // namespace mlpcore::ops
 
 #else

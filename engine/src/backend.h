@@ -3,9 +3,11 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mlpcore/model.h"
+#include "mlpcore/device_view.h"
 #include "mlpcore/network.h"
 
 namespace mlpcore::detail {
@@ -17,6 +19,8 @@ class BackendNetwork {
   virtual void infer(const float* input, float* output, std::size_t batch) const = 0;
   // Buffers in the backend's own memory, asynchronous on `stream` for GPU backends. Host backends: infer.
   virtual void enqueue(const float* input, float* output, std::size_t batch, void* /*stream*/) const { infer(input, output, batch); }
+  // The packed network for device-side evaluation (ops/device_api.h); empty for the cpu backend.
+  virtual std::optional<DeviceNetworkView> device_view() const { return std::nullopt; }
 };
 
 struct Backend {
@@ -26,6 +30,10 @@ struct Backend {
 };
 
 std::vector<Backend> all_backends();  // in order of preference
+
+struct PackedNetwork;
+// The device view of packed data already uploaded (pointers in the backend's memory).
+DeviceNetworkView device_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& packed);
 
 std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);

@@ -44,6 +44,7 @@ class CudaNetwork final : public BackendNetwork {
       view_ = {static_cast<const ops::half_t*>(weights_->get()), static_cast<const float*>(biases_->get()),
                static_cast<const ops::LayerDesc*>(layers_->get()), static_cast<std::uint32_t>(packed.layers.size()), packed.input_dim,
                packed.output_dim};
+      device_view_ = device_view_of(weights_->get(), static_cast<const float*>(biases_->get()), layers_->get(), packed);
     } catch (...) {
       release();
       throw;
@@ -62,6 +63,8 @@ class CudaNetwork final : public BackendNetwork {
     launch(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), batch, nullptr);
     d_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the legacy default stream
   }
+
+  std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
 
   void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
     check_fused_batch(batch);
@@ -96,6 +99,7 @@ class CudaNetwork final : public BackendNetwork {
   void* kernel_ = nullptr;
   std::unique_ptr<DeviceBuffer<CudaDriver>> weights_, biases_, layers_;
   ops::NetworkView view_{};
+  DeviceNetworkView device_view_{};
   mutable std::mutex mutex_;
 };
 

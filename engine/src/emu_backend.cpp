@@ -41,6 +41,10 @@ class EmuNetwork final : public BackendNetwork {
     }
   }
 
+  std::optional<DeviceNetworkView> device_view() const override {
+    return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+  }
+
  private:
   PackedNetwork packed_;
   int fixed_;

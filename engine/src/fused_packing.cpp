@@ -1,5 +1,7 @@
 #include "engine/src/fused_packing.h"
 
+#include "engine/src/backend.h"
+
 #include <algorithm>
 
 #include "ops/fused_shapes.h"
@@ -49,6 +51,11 @@ unsigned fused_grid(std::size_t batch) {
 void check_fused_batch(std::size_t batch) {
   if (batch > 0xffffffffu - 15)
     throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(batch) + " samples in one call; at most 2^32 - 16");
+}
+
+DeviceNetworkView device_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p) {
+  return {weights, biases, layers, static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim,
+          static_cast<std::uint32_t>(p.max_tiles)};
 }
 
 }  // namespace mlpcore::detail

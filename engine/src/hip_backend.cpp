@@ -44,6 +44,7 @@ class HipNetwork final : public BackendNetwork {
     view_ = {static_cast<const ops::half_t*>(weights_->get()), static_cast<const float*>(biases_->get()),
              static_cast<const ops::LayerDesc*>(layers_->get()), static_cast<std::uint32_t>(packed.layers.size()), packed.input_dim,
              packed.output_dim};
+    device_view_ = device_view_of(weights_->get(), static_cast<const float*>(biases_->get()), layers_->get(), packed);
   }
 
   ~HipNetwork() override { rt_.unload_module(module_); }
@@ -70,6 +71,8 @@ class HipNetwork final : public BackendNetwork {
   }
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
+  std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
+
   void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
     check_fused_batch(batch);
     std::lock_guard lock(mutex_);
@@ -84,6 +87,7 @@ class HipNetwork final : public BackendNetwork {
   void* kernel_ = nullptr;
   std::unique_ptr<DeviceBuffer<HipRuntime>> weights_, biases_, layers_;
   ops::NetworkView view_{};
+  DeviceNetworkView device_view_{};
   mutable std::mutex mutex_;
 };
 

@@ -92,6 +92,13 @@ void Network::infer(std::span<const float> input, std::span<float> output, std::
   infer(input.data(), output.data(), batch);
 }
 
+DeviceNetworkView Network::device_view() const {
+  if (!impl_) throw Error(ErrorCode::invalid_argument, "device_view", "", "the network was moved from");
+  const auto view = impl_->device_view();
+  if (!view) throw Error(ErrorCode::invalid_argument, "device_view", "", "backend '" + info_.name + "' runs no device kernels");
+  return *view;
+}
+
 std::vector<float> Network::infer(std::span<const float> input) const {
   if (input_dim_ == 0 || input.size() % input_dim_ != 0)
     throw Error(ErrorCode::invalid_argument, "infer", "input",

@@ -256,6 +256,10 @@ unsigned wave_size() { return runner().wave(); }
 
 void barrier() { runner().park(State::at_barrier); }
 
+void wave_barrier() {
+  wave_collective("wave barrier", [](std::span<const void* const>, std::span<void* const>) {}, nullptr, nullptr);
+}
+
 void trap(const char* why) { throw EmulatorError(std::string("device trap: ") + why); }
 
 void wave_collective(const char* name, CollectiveFn execute, const void* in, void* out) {

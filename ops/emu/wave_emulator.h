@@ -35,7 +35,8 @@ Dim3 grid_dim();
 unsigned lane_id();
 unsigned wave_size();
 
-void barrier();  // all threads of the block
+void barrier();       // all threads of the block
+void wave_barrier();  // all lanes of the wave (memory written before is visible to the wave after)
 [[noreturn]] void trap(const char* why);
 
 // One wave collective: every lane passes its operand `in` and a place `out` for its result; once the whole

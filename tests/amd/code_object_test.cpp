@@ -168,6 +168,26 @@ TEST_P(CodeObject, FusedMlpKernelsChainLayersInRegisters) {
   }
 }
 
+// A user's kernel on the device-side API (tests/kernels/device_api_kernels.hip): the same matrix
+// instructions, lanes' inputs and outputs through the wave's LDS scratch, registers between layers.
+TEST_P(CodeObject, DeviceApiKernelUsesTheMatrixCoresAndItsLdsScratch) {
+  const std::string arch = GetParam();
+  const Expectation want = expectation(arch);
+  const std::string path = std::string(MLPCORE_CODE_OBJECT_DIR) + "/device_api_kernels_" + arch + ".co";
+  const auto isa = disassemble(path);
+  const auto meta = metadata(path);
+  const std::string kernel = "mlpcore_test_sdf_at_points";
+  ASSERT_TRUE(isa.count(kernel) && meta.count(kernel)) << path;
+  const auto& code = isa.at(kernel);
+  const auto& m = meta.at(kernel);
+  const std::size_t tiles_per_wave = static_cast<std::size_t>(want.wave / 16);
+  EXPECT_EQ(count_prefix(code, want.matrix_instruction), 4 * 4 * tiles_per_wave) << "MaxTiles 4: 4x4 blocks per layer, per sample tile";
+  EXPECT_GT(count_prefix(code, "ds_"), 0u) << "inputs and outputs pass through LDS";
+  EXPECT_EQ(m.at("private_segment_fixed_size"), "0") << "scratch spills";
+  EXPECT_EQ(m.at("group_segment_fixed_size"), std::to_string(2 * want.wave * (3 + 1) * 4)) << "2 waves x lanes x (3 + 1) floats";
+  std::cout << arch << " " << kernel << ": " << m.at("vgpr_count") << " VGPRs, " << m.at("group_segment_fixed_size") << " LDS bytes\n";
+}
+
 // docs/amd-kernels.md is generated from these code objects by scripts/amd_kernel_report.py; it must be
 // regenerated whenever the kernels change. (Built by another compiler than the one the file names, the
 // numbers legitimately differ: then only the report's structure is checked.)

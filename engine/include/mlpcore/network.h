@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mlpcore/device_view.h"
 #include "mlpcore/model.h"
 
 namespace mlpcore {
@@ -57,6 +58,10 @@ class Network {
   // (hipStream_t or cudaStream_t; nullptr: the default stream). A GPU backend enqueues the work and
   // returns without waiting or allocating; a host backend runs it before returning.
   void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr) const;
+
+  // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
+  // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu.
+  DeviceNetworkView device_view() const;
 
  private:
   BackendInfo info_;
