@@ -5,6 +5,8 @@
 
 heart_sdf.safetensors       2 -> 64x3 -> 1, softplus: a 2-D signed distance field of a heart, fitted to
                             the exact SDF on [-1, 1]^2 (apps/sdf_demo draws it).
+torus_sdf.safetensors       3 -> 64x4 -> 1, softplus: the 3-D signed distance to a torus (R 0.6, r 0.25,
+                            tilted 30 degrees about x) on [-1, 1]^3; apps/sdf_render sphere-traces it.
 all_activations.safetensors 3 -> ... -> 4, nine layers using every activation once, widths that are not
                             multiples of 16, mixed F32/F16/BF16 tensors and one layer without bias.
 """
@@ -51,6 +53,40 @@ def train_heart(steps=3000):
     return net
 
 
+def torus_sdf(p):
+    """Exact SDF of the torus apps/sdf_render.cpp also draws analytically: tilted 30 degrees about x."""
+    c, s = 3 ** 0.5 / 2, 0.5
+    y = c * p[:, 1] - s * p[:, 2]
+    z = s * p[:, 1] + c * p[:, 2]
+    q = torch.stack([torch.sqrt(p[:, 0] ** 2 + z ** 2) - 0.6, y], dim=1)
+    return q.norm(dim=1) - 0.25
+
+
+def train_torus(steps=3000):
+    torch.manual_seed(3)
+    layers, prev = [], 3
+    for _ in range(4):
+        layers += [nn.Linear(prev, 64), nn.Softplus(beta=10)]
+        prev = 64
+    net = nn.Sequential(*layers, nn.Linear(64, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    for _ in range(steps):
+        p = torch.rand(4096, 3) * 2 - 1
+        near = p[:2048] * 0.1 + p[2048:] * torch.tensor([1.0, 0.4, 1.0])  # half the samples near the surface
+        p = torch.cat([p[:2048], near])
+        loss = (net(p)[:, 0] - torus_sdf(p)).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    p = torch.rand(20000, 3) * 2 - 1
+    with torch.no_grad():
+        err = (net(p)[:, 0] - torus_sdf(p)).abs()
+    print(f"torus_sdf: mean |error| {err.mean():.4f}, max {err.max():.4f} (domain [-1, 1]^3)")
+    return net
+
+
 def all_activations():
     torch.manual_seed(2)
     widths = [3, 24, 32, 16, 20, 32, 17, 24, 8, 4]
@@ -81,6 +117,8 @@ def main():
     torch.set_num_threads(1)
     export(train_heart(), os.path.join(HERE, "heart_sdf.safetensors"), dtype="F32",
            metadata={"description": "2-D signed distance field of a heart on [-1, 1]^2 (x right, y up)"})
+    export(train_torus(), os.path.join(HERE, "torus_sdf.safetensors"), dtype="F32",
+           metadata={"description": "3-D signed distance field of a torus (R 0.6, r 0.25, tilted 30 degrees about x) on [-1, 1]^3"})
     all_activations()
 
 

@@ -1,0 +1,57 @@
+#pragma once
+// The renderer's GPU-style path: one lane per pixel sphere-traces the neural SDF, every step evaluating
+// the network for all lanes of the wave at once through the device-side API (ops/device_api.h). Rays
+// that have hit or left keep looping with active = false, so the wave stays converged as the API needs.
+#include "ops/device_api.h"
+
+namespace mlpcore::render {
+
+struct Camera {
+  float eye[3];
+  float tan_half_fov;
+  unsigned width, height;
+};
+
+inline constexpr int kMaxSteps = 96;
+inline constexpr float kHitDistance = 1e-3f, kFarDistance = 4.5f, kNormalStep = 1e-3f;
+
+MLPCORE_HOST_DEVICE inline void ray_direction(const Camera& c, unsigned x, unsigned y, float (&d)[3]) {
+  d[0] = (2.0f * (static_cast<float>(x) + 0.5f) / static_cast<float>(c.width) - 1.0f) * c.tan_half_fov;
+  d[1] = (1.0f - 2.0f * (static_cast<float>(y) + 0.5f) / static_cast<float>(c.height)) * c.tan_half_fov;
+  d[2] = -1.0f;
+  const float inv = 1.0f / __builtin_sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  for (float& v : d) v *= inv;
+}
+
+// Per pixel: t (negative on a miss) and the SDF gradient at the hit, in `out` as 4 floats.
+template <class Tile, int MaxTiles>
+MLPCORE_DEVICE void trace_pixels(const DeviceNetworkView& net, Camera cam, float* out, float* scratch) {
+  const unsigned pixel = ops::block_x() * ops::block_dim_x() + ops::thread_x();
+  const unsigned pixels = cam.width * cam.height;
+  float* wave_scratch = scratch + (ops::thread_x() / Tile::kWave) * device::scratch_floats<Tile, 3, 1>();
+  float dir[3] = {0.0f, 0.0f, -1.0f};
+  if (pixel < pixels) ray_direction(cam, pixel % cam.width, pixel / cam.width, dir);
+  float t = 0.0f;
+  bool marching = pixel < pixels, hit = false;
+  for (int step = 0; step < kMaxSteps; ++step) {
+    float p[3] = {cam.eye[0] + t * dir[0], cam.eye[1] + t * dir[1], cam.eye[2] + t * dir[2]}, d[1] = {0.0f};
+    device::evaluate<Tile, MaxTiles, 3, 1>(net, wave_scratch, p, d, marching);
+    if (!marching) continue;
+    if (d[0] < kHitDistance) marching = false, hit = true;
+    t += d[0];
+    if (t > kFarDistance) marching = false;
+  }
+  float gradient[3] = {0.0f, 0.0f, 0.0f};
+  for (int axis = 0; axis < 3; ++axis)
+    for (float sign : {1.0f, -1.0f}) {
+      float p[3] = {cam.eye[0] + t * dir[0], cam.eye[1] + t * dir[1], cam.eye[2] + t * dir[2]}, d[1] = {0.0f};
+      p[axis] += sign * kNormalStep;
+      device::evaluate<Tile, MaxTiles, 3, 1>(net, wave_scratch, p, d, hit);
+      gradient[axis] += sign * d[0];
+    }
+  if (pixel >= pixels) return;
+  out[4 * pixel] = hit ? t : -1.0f;
+  for (int axis = 0; axis < 3; ++axis) out[4 * pixel + 1 + axis] = gradient[axis];
+}
+
+}  // namespace mlpcore::render
