@@ -123,7 +123,7 @@ CudaProbe probe_cuda(const CudaDriver& d, std::span<const EmbeddedCodeObject> ob
   if (cc < 80) return p.reason = "device 0 (" + name + ") is sm_" + std::to_string(cc) + "; the tensor-core kernels need sm_80 or newer", p;
   p.available = true;
   p.fatbin = &objects.front();
-  p.description = "NVIDIA " + name + " (sm_" + std::to_string(cc) + "), device 0";
+  p.description = (name.starts_with("NVIDIA") ? "" : "NVIDIA ") + name + " (sm_" + std::to_string(cc) + "), device 0";
   return p;
 }
 
