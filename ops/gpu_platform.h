@@ -30,11 +30,14 @@ inline void schedule_barrier() {}
 [[noreturn]] inline void abort_kernel() { emu::trap("kernel aborted"); }
 }  // namespace mlpcore::ops
 
-#elif defined(__HIP__)
+#elif defined(__HIP__) || defined(__CUDACC__)
+#if defined(__HIP__)
 #include <hip/hip_runtime.h>
 #if MLPCORE_HIP_NO_DEVICE_LIBS
 #include "ops/hip_device_lib_shim.h"
 #endif
+#endif
+// HIP and CUDA share these names.
 #define MLPCORE_KERNEL __global__
 #define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #define MLPCORE_DEVICE __device__ __forceinline__
@@ -45,8 +48,9 @@ MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
 MLPCORE_DEVICE unsigned block_x() { return blockIdx.x; }
 MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
 MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
-MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
 MLPCORE_DEVICE void sync_block() { __syncthreads(); }
+#if defined(__HIP__)
+MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
 // Orders this wave's LDS writes before its lanes read each other's.
 MLPCORE_DEVICE void sync_wave() {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
@@ -62,21 +66,8 @@ MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
 }
 // A trap without a message: no printing code, so no stack in kernels that keep it on their fast path.
 [[noreturn]] __device__ inline void abort_kernel() { __builtin_trap(); }
-}  // namespace mlpcore::ops
-
-#elif defined(__CUDACC__)
-#define MLPCORE_KERNEL __global__
-#define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
-#define MLPCORE_DEVICE __device__ __forceinline__
-#define MLPCORE_SHARED __shared__
-namespace mlpcore::ops {
-MLPCORE_DEVICE unsigned thread_x() { return threadIdx.x; }
-MLPCORE_DEVICE unsigned thread_y() { return threadIdx.y; }
-MLPCORE_DEVICE unsigned block_x() { return blockIdx.x; }
-MLPCORE_DEVICE unsigned block_dim_x() { return blockDim.x; }
-MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
+#else
 MLPCORE_DEVICE unsigned lane_id() { return threadIdx.x % 32; }
-MLPCORE_DEVICE void sync_block() { __syncthreads(); }
 MLPCORE_DEVICE void sync_wave() { __syncwarp(); }
 MLPCORE_DEVICE void schedule_barrier() {}
 [[noreturn]] __device__ inline void trap(const char* why) {
@@ -84,6 +75,7 @@ MLPCORE_DEVICE void schedule_barrier() {}
   __trap();
 }
 [[noreturn]] __device__ inline void abort_kernel() { __trap(); }
+#endif
 }  // namespace mlpcore::ops
 
 #else
