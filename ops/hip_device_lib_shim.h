@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__HIP_DEVICE_COMPILE__)  // the device passes only; the host pass has nothing to resolve
 extern "C" {
 __device__ __attribute__((weak)) size_t __ockl_get_local_id(unsigned dim) {
   return dim == 0 ? __builtin_amdgcn_workitem_id_x() : dim == 1 ? __builtin_amdgcn_workitem_id_y()
@@ -32,3 +33,4 @@ __device__ __attribute__((weak)) uint64_t __ockl_fprintf_append_args(uint64_t ms
   return msg;
 }
 }
+#endif
