@@ -16,8 +16,10 @@ TEST(Install, ConsumerBuildsAndRunsAgainstTheRelocatedPackage) {
   const auto install = test::run_command("cmake --install " + std::string(MLPCORE_BUILD_DIR) + " --prefix " + installed.string());
   ASSERT_EQ(install.exit_code, 0) << install.output;
   std::filesystem::rename(installed, moved);
+  // The consumer compiles as this build did (a sanitizer build's libraries need the sanitizer runtime).
   const auto configure = test::run_command("cmake -S " + std::string(MLPCORE_SOURCE_DIR) + "/tests/consumer -B " + build.string() +
-                                           " -G Ninja -DCMAKE_PREFIX_PATH=" + moved.string());
+                                           " -G Ninja -DCMAKE_PREFIX_PATH=" + moved.string() + " '-DCMAKE_CXX_FLAGS=" +
+                                           MLPCORE_BUILD_CXX_FLAGS + "'");
   ASSERT_EQ(configure.exit_code, 0) << configure.output;
   const auto compile = test::run_command("cmake --build " + build.string());
   ASSERT_EQ(compile.exit_code, 0) << compile.output;
