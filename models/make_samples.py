@@ -33,24 +33,29 @@ def heart_sdf(p):
     return torch.where(q[:, 0] + q[:, 1] > 1, upper, lower) * 1.1
 
 
-def train_heart(steps=3000):
-    torch.manual_seed(1)
-    net = nn.Sequential(nn.Linear(2, 64), nn.Softplus(beta=10), nn.Linear(64, 64), nn.Softplus(beta=10),
-                        nn.Linear(64, 64), nn.Softplus(beta=10), nn.Linear(64, 1))
+def fit(name, net, target, sample, dims, steps=3000):
+    """Fits `net` to the exact SDF `target` on batches from sample(); reports the error on [-1, 1]^dims."""
     opt = torch.optim.Adam(net.parameters(), lr=3e-3)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    for step in range(steps):
-        p = torch.rand(2048, 2) * 2 - 1
-        loss = (net(p)[:, 0] - heart_sdf(p)).abs().mean()
+    for _ in range(steps):
+        p = sample()
+        loss = (net(p)[:, 0] - target(p)).abs().mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
-    p = torch.rand(20000, 2) * 2 - 1
+    p = torch.rand(20000, dims) * 2 - 1
     with torch.no_grad():
-        err = (net(p)[:, 0] - heart_sdf(p)).abs()
-    print(f"heart_sdf: mean |error| {err.mean():.4f}, max {err.max():.4f} (domain [-1, 1]^2)")
+        err = (net(p)[:, 0] - target(p)).abs()
+    print(f"{name}: mean |error| {err.mean():.4f}, max {err.max():.4f} (domain [-1, 1]^{dims})")
     return net
+
+
+def train_heart():
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(2, 64), nn.Softplus(beta=10), nn.Linear(64, 64), nn.Softplus(beta=10),
+                        nn.Linear(64, 64), nn.Softplus(beta=10), nn.Linear(64, 1))
+    return fit("heart_sdf", net, heart_sdf, lambda: torch.rand(2048, 2) * 2 - 1, dims=2)
 
 
 def torus_sdf(p):
@@ -62,29 +67,19 @@ def torus_sdf(p):
     return q.norm(dim=1) - 0.25
 
 
-def train_torus(steps=3000):
+def train_torus():
     torch.manual_seed(3)
     layers, prev = [], 3
     for _ in range(4):
         layers += [nn.Linear(prev, 64), nn.Softplus(beta=10)]
         prev = 64
     net = nn.Sequential(*layers, nn.Linear(64, 1))
-    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    for _ in range(steps):
+
+    def sample():  # half uniform, half near the surface
         p = torch.rand(4096, 3) * 2 - 1
-        near = p[:2048] * 0.1 + p[2048:] * torch.tensor([1.0, 0.4, 1.0])  # half the samples near the surface
-        p = torch.cat([p[:2048], near])
-        loss = (net(p)[:, 0] - torus_sdf(p)).abs().mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-    p = torch.rand(20000, 3) * 2 - 1
-    with torch.no_grad():
-        err = (net(p)[:, 0] - torus_sdf(p)).abs()
-    print(f"torus_sdf: mean |error| {err.mean():.4f}, max {err.max():.4f} (domain [-1, 1]^3)")
-    return net
+        return torch.cat([p[:2048], p[:2048] * 0.1 + p[2048:] * torch.tensor([1.0, 0.4, 1.0])])
+
+    return fit("torus_sdf", net, torus_sdf, sample, dims=3)
 
 
 def all_activations():
