@@ -10,6 +10,7 @@
 // activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops, guards
 // and activation switches disappear.
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "ops/activation_math.h"
@@ -31,6 +32,17 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = activate<float, GpuMath>(kind, param, acc[i]);
 }
 
+// A hidden layer's output tile, activated, as the next layer's input; tiles that can fold ReLU into
+// their packing instruction do (Tile::to_b_layout_relu).
+template <class Tile>
+MLPCORE_DEVICE typename Tile::BFrag activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param) {
+  if constexpr (requires { Tile::to_b_layout_relu(acc); }) {
+    if (kind == ActivationKind::relu) return Tile::to_b_layout_relu(acc);
+  }
+  activate_tile<Tile>(acc, kind, param);
+  return Tile::to_b_layout(acc);
+}
+
 // Which activation a layer applies: the one its descriptor names, or one compiled in.
 struct RuntimeActivations {
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
@@ -47,8 +59,27 @@ struct SampleBlock {
   unsigned batch;
 };
 
-template <class Tile, int Tiles, int S>
-MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const float* input, unsigned in_dim, SampleBlock b) {
+// Inputs and outputs are float32 or float16 (Io = float or half_t) in memory; the kernel computes the same.
+// Tiles with row-vector I/O (4 consecutive values per lane and sample row, see tile_mma_sm80.h) use it
+// wherever the sample tile is whole and the rows allow it: a dimension that is a multiple of 4 and a base
+// aligned to 4 values.
+template <class Tile>
+concept RowVectorIo = requires(const float* in, float* out, const half_t* in16, half_t* out16, const typename Tile::AccFrag& acc) {
+  Tile::load_rows(in, 0u, 0u);
+  Tile::load_rows(in16, 0u, 0u);
+  Tile::store_rows(acc, out, 0u, 0u);
+  Tile::store_rows(acc, out16, 0u, 0u);
+  Tile::broadcast_row(in);
+};
+
+template <class Io>
+MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
+  return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
+}
+
+template <class Tile, int Tiles, int S, class Io>
+MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* input, unsigned in_dim, SampleBlock b) {
+  const bool vector_rows = rows_vectorizable(input, in_dim);
   MLPCORE_UNROLL
   for (int s = 0; s < S; ++s) {
     const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
@@ -56,59 +87,81 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
-      const float* row0 = input + static_cast<std::size_t>(sample0) * in_dim + kt * 16;
-      if (full_tile && static_cast<unsigned>(kt + 1) * 16 <= in_dim)  // uniform branch: no per-element checks
-        act[kt][s] = load_b<Tile>([&](int f, int n) { return row0[static_cast<std::size_t>(n) * in_dim + f]; });
+      const Io* row0 = input + static_cast<std::size_t>(sample0) * in_dim + kt * 16;
+      const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
+      if constexpr (RowVectorIo<Tile>) {
+        if (full_tile && vector_rows) {
+          act[kt][s] = Tile::load_rows(row0, in_dim, features);
+          continue;
+        }
+      }
+      if (full_tile && features >= 16)  // uniform branch: no per-element checks
+        act[kt][s] = load_b<Tile>([&](int f, int n) { return static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]); });
       else
         act[kt][s] = load_b<Tile>([&](int f, int n) {
           const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = sample0 + static_cast<unsigned>(n);
-          return feature < in_dim && sample < b.batch ? row0[static_cast<std::size_t>(n) * in_dim + f] : 0.0f;
+          return feature < in_dim && sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : 0.0f;
         });
     }
   }
 }
 
-template <class Tile>
-MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, float* output, unsigned out_dim, unsigned sample0, unsigned batch) {
-  float* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
-  if (sample0 + 16 <= batch && static_cast<unsigned>(mt + 1) * 16 <= out_dim)
-    store_acc<Tile>(acc, [&](int m, int n, float v) { row0[static_cast<std::size_t>(n) * out_dim + m] = v; });
+// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0.
+template <class Tile, class Io>
+MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* output, unsigned out_dim, unsigned sample0, unsigned batch) {
+  Io* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
+  const bool full_tile = sample0 + 16 <= batch;
+  const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
+  if constexpr (RowVectorIo<Tile>) {
+    if (full_tile && rows_vectorizable(output, out_dim)) return Tile::store_rows(acc, row0, out_dim, units);
+  }
+  if (full_tile && units >= 16)
+    store_acc<Tile>(acc, [&](int m, int n, float v) { row0[static_cast<std::size_t>(n) * out_dim + Tile::acc_unit(m)] = static_cast<Io>(v); });
   else
     store_acc<Tile>(acc, [&](int m, int n, float v) {
-      if (static_cast<unsigned>(mt * 16 + m) < out_dim && sample0 + static_cast<unsigned>(n) < batch)
-        row0[static_cast<std::size_t>(n) * out_dim + m] = v;
+      if (static_cast<unsigned>(Tile::acc_unit(m)) < units && sample0 + static_cast<unsigned>(n) < batch)
+        row0[static_cast<std::size_t>(n) * out_dim + Tile::acc_unit(m)] = static_cast<Io>(v);
     });
+}
+
+// The accumulator holding the biases of one output tile (16 units, 16-byte aligned).
+template <class Tile>
+MLPCORE_DEVICE typename Tile::AccFrag load_bias(const float* units) {
+  if constexpr (RowVectorIo<Tile>)
+    return Tile::broadcast_row(units);
+  else
+    return load_acc<Tile>([&](int m, int) { return units[Tile::acc_unit(m)]; });
 }
 
 // One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
 // layer leaves its output in `act`; the last layer stores it.
-template <class Tile, class Activations, int Tiles, int S>
+template <class Tile, class Activations, int Tiles, int S, class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
-                                typename Tile::BFrag (&act)[Tiles][S], float* output, SampleBlock b) {
+                                typename Tile::BFrag (&act)[Tiles][S], Io* output, SampleBlock b) {
   const half_t* w = net.weights + d.weight_offset;
   const float* bias = net.biases + d.bias_offset;
   typename Tile::BFrag next[Tiles][S];
   MLPCORE_UNROLL
   for (int mt = 0; mt < Tiles; ++mt) {
     if (mt >= out_tiles) continue;
+    // The bias is the first K tile's C operand: no copies into the S accumulators.
+    const typename Tile::AccFrag bias_acc = load_bias<Tile>(bias + mt * 16);
     typename Tile::AccFrag acc[S];
-    acc[0] = load_acc<Tile>([&](int m, int) { return bias[mt * 16 + m]; });
-    MLPCORE_UNROLL
-    for (int s = 1; s < S; ++s) acc[s] = acc[0];
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
       const auto weights = load_packed_a<Tile>(w, in_tiles, mt, kt);
       MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights, act[kt][s], acc[s]);
+      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights, act[kt][s], kt == 0 ? bias_acc : acc[s]);
     }
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {
-      activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
-      if (last)
+      if (last) {
+        activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
         store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
-      else
-        next[mt][s] = Tile::to_b_layout(acc[s]);
+      } else {
+        next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param);
+      }
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
@@ -131,8 +184,8 @@ MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
     f(SampleBlock{t * 16 * S, batch});
 }
 
-template <class Tile, int MaxTiles>
-MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const float* input, float* output, unsigned batch) {
+template <class Tile, int MaxTiles, class Io>
+MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
   constexpr int S = Tile::sample_tiles(MaxTiles);
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
@@ -158,8 +211,8 @@ constexpr int widest() {
   return m;
 }
 
-template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths>
-MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const float* input, float* output, unsigned batch) {
+template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths, class Io>
+MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");

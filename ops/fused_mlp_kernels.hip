@@ -1,26 +1,30 @@
 // The fused MLP kernels as code objects, one per architecture: mlpcore_mlp_t<N> keeps up to N tiles of
 // 16 per layer (widths up to 16 N) in registers; mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h
-// compiled in. Blocks are kFusedWavesPerBlock waves.
+// compiled in. Each reads and writes float32; the same kernel with the suffix _f16 reads and writes
+// float16. Blocks are kFusedWavesPerBlock waves.
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/native_tile.h"
 
-#define MLPCORE_FUSED_MLP_KERNEL(N)                                                                                   \
+#define MLPCORE_FUSED_KERNEL(name, io, ...)                                                                          \
   extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave) \
-  void mlpcore_mlp_t##N(mlpcore::ops::NetworkView net, const float* input, float* output, unsigned batch) {           \
-    mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>(net, input, output, batch);                                  \
+  void name(mlpcore::ops::NetworkView net, const io* input, io* output, unsigned batch) {                              \
+    __VA_ARGS__(net, input, output, batch);                                                                             \
   }
 
-MLPCORE_FUSED_MLP_KERNEL(1)
-MLPCORE_FUSED_MLP_KERNEL(2)
-MLPCORE_FUSED_MLP_KERNEL(4)
-MLPCORE_FUSED_MLP_KERNEL(8)
+#define MLPCORE_FUSED_MLP_KERNELS(N)                                                                         \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N, float, mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>)         \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N##_f16, mlpcore::ops::half_t, mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>)
 
-#define MLPCORE_FIXED_MLP_KERNEL(index, hidden, output, ...)                                                                        \
-  extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave) \
-  void mlpcore_mlp_fixed_##index(mlpcore::ops::NetworkView net, const float* input, float* out, unsigned batch) {      \
-    mlpcore::ops::mlp_forward_fixed<mlpcore::ops::NativeTile, mlpcore::ActivationKind::hidden,                         \
-                                    mlpcore::ActivationKind::output, __VA_ARGS__>(net, input, out, batch);              \
-  }
+MLPCORE_FUSED_MLP_KERNELS(1)
+MLPCORE_FUSED_MLP_KERNELS(2)
+MLPCORE_FUSED_MLP_KERNELS(4)
+MLPCORE_FUSED_MLP_KERNELS(8)
 
-MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_MLP_KERNEL)
+#define MLPCORE_FIXED_FORWARD(hidden, output, ...) \
+  mlpcore::ops::mlp_forward_fixed<mlpcore::ops::NativeTile, mlpcore::ActivationKind::hidden, mlpcore::ActivationKind::output, __VA_ARGS__>
+#define MLPCORE_FIXED_MLP_KERNELS(index, hidden, output, ...)                                                        \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index, float, MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__))          \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##_f16, mlpcore::ops::half_t, MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__))
+
+MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_MLP_KERNELS)

@@ -28,6 +28,19 @@ MLPCORE_DEVICE f16x2 cvt_rn_f16x2(float lo, float hi) {
 #endif
 }
 
+// cvt.rn.relu.f16x2.f32: the same with ReLU applied (negative -> 0, NaN -> canonical NaN).
+MLPCORE_DEVICE f16x2 cvt_rn_relu_f16x2(float lo, float hi) {
+#if MLPCORE_EMULATOR
+  return __builtin_bit_cast(f16x2, emu::nv::cvt_rn_relu_f16x2(lo, hi));
+#elif MLPCORE_ARCH_SM80
+  std::uint32_t packed;
+  asm("cvt.rn.relu.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+  return __builtin_bit_cast(f16x2, packed);
+#else
+  trap("cvt.rn.relu.f16x2.f32 in a kernel built for a target before sm_80");
+#endif
+}
+
 // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: D (16x8) = A (16x16) B (16x8) + C, one warp;
 // a: 4 registers of packed halves, b: 2, c/d: 4 floats per lane (PTX ISA fragment layouts).
 MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const f32x4& c) {

@@ -20,8 +20,10 @@ using half_t = _Float16;
 template <class T, int N>
 using vec = T __attribute__((ext_vector_type(N)));
 #else
+// Aligned like the hardware vector of its size (at most 16 bytes), so a fragment is one wide load.
+constexpr unsigned vec_align(unsigned bytes) { return bytes >= 16 ? 16 : bytes >= 8 ? 8 : bytes >= 4 ? 4 : 2; }
 template <class T, int N>
-struct vec {
+struct alignas(vec_align(sizeof(T) * N)) vec {
   T e[N];
   MLPCORE_HOST_DEVICE constexpr T& operator[](int i) { return e[i]; }
   MLPCORE_HOST_DEVICE constexpr const T& operator[](int i) const { return e[i]; }

@@ -25,6 +25,7 @@ struct TileMfmaGfx9 {
   // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
   static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k; }
+  static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) { return amd::mfma_f32_16x16x16_f16(a, b, c); }
 

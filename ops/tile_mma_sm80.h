@@ -7,6 +7,12 @@
 // transform is a pure re-packing of floats into halves, as in FlashAttention-2's reuse of S as P.
 // In the kernel's (AMD-style) terms below, "A" is the weight fragment, "B" the activation fragment:
 // a_row/acc_row are output units, b_row/a_col are features, b_col/acc_col are samples.
+//
+// Feature order: within each tile of 16, hardware K (and accumulator unit) positions 2t, 2t+1, 2t+8,
+// 2t+9 (t = lane % 4) hold features (units) 4t..4t+3, the same permutation for K and N so that chained
+// layers agree; the host packs the weights and biases in that order. Then a lane holds four consecutive
+// features of each of its two samples, and the fused kernel's input and output are one 16-byte access
+// per lane and sample row (load_rows/store_rows) instead of eight 4-byte ones.
 #include "ops/nv_intrinsics.h"
 #include "ops/tile_ops.h"
 
@@ -28,8 +34,9 @@ struct TileMmaSm80 {
   static constexpr int acc_col(int lane, int i) { return lane / 4 + 8 * (i % 4 / 2); }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
   // Sample tiles per warp in the fused kernel: each weight fragment feeds this many mma chains.
-  static constexpr int sample_tiles(int width_tiles) { return width_tiles <= 4 ? 4 : 2; }
-  static constexpr int k_feature(int k) { return k; }
+  static constexpr int sample_tiles(int width_tiles) { return width_tiles <= 4 ? 2 : 2; }
+  static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
+  static constexpr int acc_unit(int m) { return k_feature(m); }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& w, const BFrag& x, const AccFrag& c) {
     const auto wr = __builtin_bit_cast(vec<std::uint32_t, 4>, w);
@@ -44,8 +51,52 @@ struct TileMmaSm80 {
     return d;
   }
 
+  // One K tile of the fused kernel's input (Io = float or half_t): row0 is sample 0 at this tile's first
+  // feature, rows `stride` values apart, aligned to 4 values; features >= `features` (a multiple of 4)
+  // read as zero. float16 rows are already the packed pairs the fragment holds.
+  template <class Io>
+  MLPCORE_DEVICE static BFrag load_rows(const Io* row0, unsigned stride, unsigned features) {
+    const unsigned lane = lane_id(), f = 4 * (lane % 4);
+    vec<Io, 4> lo{}, hi{};  // samples lane/4 and lane/4 + 8
+    if (f < features) {
+      lo = *reinterpret_cast<const vec<Io, 4>*>(row0 + (lane / 4) * stride + f);
+      hi = *reinterpret_cast<const vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + f);
+    }
+    const vec<Io, 8> v{lo[0], lo[1], hi[0], hi[1], lo[2], lo[3], hi[2], hi[3]};
+    if constexpr (sizeof(Io) == sizeof(half_t))
+      return __builtin_bit_cast(BFrag, v);
+    else
+      return pack_floats<TileMmaSm80, BFrag>(v);
+  }
+  // The accumulator of a bias: `units` is the 16 biases of this output tile, 16-byte aligned.
+  MLPCORE_DEVICE static AccFrag broadcast_row(const float* units) {
+    const auto b = *reinterpret_cast<const vec<float, 4>*>(units + 4 * (lane_id() % 4));
+    return AccFrag{b[0], b[1], b[0], b[1], b[2], b[3], b[2], b[3]};
+  }
+  // The inverse of load_rows for one output tile: units >= `units` (a multiple of 4) are not written.
+  template <class Io>
+  MLPCORE_DEVICE static void store_rows(const AccFrag& d, Io* row0, unsigned stride, unsigned units) {
+    const unsigned lane = lane_id(), u = 4 * (lane % 4);
+    if (u >= units) return;
+    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4) * stride + u) = to_io<Io>(d[0], d[1], d[4], d[5]);
+    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(d[2], d[3], d[6], d[7]);
+  }
+
+  template <class Io>
+  MLPCORE_DEVICE static vec<Io, 4> to_io(float a, float b, float c, float d) {
+    if constexpr (sizeof(Io) == sizeof(half_t))
+      return __builtin_bit_cast(vec<Io, 4>, vec<std::uint32_t, 2>{__builtin_bit_cast(std::uint32_t, pack2(a, b)), __builtin_bit_cast(std::uint32_t, pack2(c, d))});
+    else
+      return vec<Io, 4>{a, b, c, d};
+  }
+
   // The accumulator's element i sits where the next A fragment's element i must: only the packing.
   MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileMmaSm80, BFrag>(d); }
+  // With ReLU folded into the packing instruction: one cvt.rn.relu.f16x2 per two units instead of a
+  // compare and a select per unit before the cvt.
+  MLPCORE_DEVICE static BFrag to_b_layout_relu(const AccFrag& d) {
+    return pack_pairs_with<BFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });
+  }
 };
 
 }  // namespace mlpcore::ops

@@ -6,16 +6,22 @@
 
 namespace mlpcore::ops {
 
-// A fragment of 16-bit values built from value(i) -> float, two at a time with the tile's pack2.
-template <class Tile, class Half, class Value>
-MLPCORE_DEVICE Half pack_pairs(Value value) {
+// A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).
+template <class Half, class Pack, class Value>
+MLPCORE_DEVICE Half pack_pairs_with(Pack pack, Value value) {
   Half h;
   for (int i = 0; i < static_cast<int>(sizeof(Half) / sizeof(half_t)); i += 2) {
-    const vec<half_t, 2> p = Tile::pack2(value(i), value(i + 1));
+    const vec<half_t, 2> p = pack(value(i), value(i + 1));
     h[i] = p[0];
     h[i + 1] = p[1];
   }
   return h;
+}
+
+// The same with the tile's pack2.
+template <class Tile, class Half, class Value>
+MLPCORE_DEVICE Half pack_pairs(Value value) {
+  return pack_pairs_with<Half>([](float lo, float hi) { return Tile::pack2(lo, hi); }, value);
 }
 
 // float32 elements to float16, element order kept.

@@ -26,6 +26,7 @@ struct TileWmmaGfx11 {
   // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
   static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k; }
+  static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {
     return amd::wmma_f32_16x16x16_f16_gfx11(a, b, c);

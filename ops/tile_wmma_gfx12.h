@@ -28,6 +28,7 @@ struct TileWmmaGfx12 {
   // Sample tiles per wave in the fused kernel: one; wider reuse does not fit AMD register budgets.
   static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
+  static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {
     return amd::wmma_f32_16x16x16_f16_gfx12(a, b, c);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "mlpcore/network.h"
+#include "ops/half_bits.h"
 #include "tests/test_util.h"
 
 namespace mlpcore {
@@ -55,6 +56,21 @@ TEST(CpuBackend, RandomModelsMatchNaiveFloat64) {
     }
   }
   EXPECT_EQ(seen.size(), test::all_activation_kinds().size()) << "every activation exercised";
+}
+
+// float16 buffers: the inputs as float16 holds them, the outputs within float16's rounding (2^-11).
+TEST(CpuBackend, Float16BuffersMatchNaiveFloat64) {
+  std::mt19937 rng(16);
+  const Model model = test::random_model(rng, {5, 40, 3}, {Activation::make(ActivationKind::tanh), Activation::make(ActivationKind::none)});
+  const Network net(model, "cpu");
+  const std::size_t batch = 300;
+  auto values = test::random_inputs(rng, batch * 5);
+  std::vector<std::uint16_t> in(values.size()), out(batch * 3, 0x7e00);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = ops::f16_bits_to_float(in[i] = ops::float_to_f16_bits(values[i]));
+  net.infer(in.data(), out.data(), batch);
+  const auto reference = test::naive_forward(model, values, batch);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    ASSERT_NEAR(ops::f16_bits_to_float(out[i]), reference[i], 5e-4 * std::max(1.0, std::fabs(reference[i]))) << "element " << i;
 }
 
 TEST(CpuBackend, EachActivationAloneMatchesNaiveFloat64) {

@@ -6,6 +6,7 @@
 
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"
+#include "ops/half_bits.h"
 #include "tests/test_util.h"
 
 namespace mlpcore {
@@ -39,22 +40,48 @@ struct Stats {
   double worst = 0;
 };
 
-void check(const Model& model, const std::string& backend, std::size_t batch, std::mt19937& rng, const std::string& what, Stats& stats) {
+// Buffers of float32 or float16 (bit patterns) values.
+template <class T>
+T to_io(float v) {
+  if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ops::float_to_f16_bits(v);
+  else
+    return v;
+}
+template <class T>
+float from_io(T v) {
+  if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ops::f16_bits_to_float(v);
+  else
+    return v;
+}
+
+// Runs `batch` random samples through `backend` from buffers `offset` values into their allocations (an
+// offset that breaks 16-byte alignment takes the kernels' element-wise path) and checks every output
+// against the float64 reference of the inputs as stored in T.
+template <class T = float>
+void check(const Model& model, const std::string& backend, std::size_t batch, std::mt19937& rng, const std::string& what, Stats& stats,
+           std::size_t offset = 0) {
   const Network net(model, backend);
-  const auto input = test::random_inputs(rng, batch * model.input_dim());
+  auto values = test::random_inputs(rng, batch * model.input_dim());
+  std::vector<T> input(offset + values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[offset + i] = to_io<T>(values[i]));
   // Poison the output and guard the bytes after it: every output written, nothing past the end.
-  std::vector<float> output(batch * model.output_dim() + 64, NAN);
-  for (std::size_t i = batch * model.output_dim(); i < output.size(); ++i) output[i] = 12345.0f;
-  net.infer(input, std::span<float>(output).first(batch * model.output_dim()), batch);
-  const auto ref = test::naive_forward(model, input, batch);
+  const std::size_t n = batch * model.output_dim();
+  const T guard = to_io<T>(12345.0f);
+  std::vector<T> output(offset + n + 64, to_io<T>(NAN));
+  std::fill(output.begin() + static_cast<std::ptrdiff_t>(offset + n), output.end(), guard);
+  net.infer(input.data() + offset, output.data() + offset, batch);
+  const auto ref = test::naive_forward(model, values, batch);
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_TRUE(std::isfinite(ref[i])) << what;
-    ASSERT_FALSE(std::isnan(output[i])) << what << ": output " << i << " never written";
-    const double err = std::fabs(output[i] - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+    const float y = from_io(output[offset + i]);
+    ASSERT_FALSE(std::isnan(y)) << what << ": output " << i << " never written";
+    const double err = std::fabs(y - ref[i]) / std::max(1.0, std::fabs(ref[i]));
     stats.worst = std::max(stats.worst, err);
-    ASSERT_LE(err, kTolerance) << what << ": element " << i << " got " << output[i] << " want " << ref[i];
+    ASSERT_LE(err, kTolerance) << what << ": element " << i << " got " << y << " want " << ref[i];
   }
-  for (std::size_t i = ref.size(); i < output.size(); ++i) ASSERT_EQ(output[i], 12345.0f) << what << ": wrote past the output";
+  for (std::size_t i = offset + n; i < output.size(); ++i) ASSERT_EQ(output[i], guard) << what << ": wrote past the output";
 }
 
 Activation random_activation(std::mt19937& rng, bool allow_exp) {
@@ -127,6 +154,32 @@ TEST_P(FusedBackend, BundledSampleModelsMatchFloat64) {
   Stats stats;
   for (const char* name : {"heart_sdf", "all_activations"})
     check(load_model(std::string(MLPCORE_SOURCE_DIR) + "/models/" + name + ".safetensors"), GetParam(), 257, rng, name, stats);
+}
+
+// float16 input and output (the _f16 kernels) on the fixed shapes, shapes with every output width up to
+// 16 (whole and partial row vectors) and partial sample tiles.
+TEST_P(FusedBackend, Float16InputAndOutputMatchFloat64) {
+  std::mt19937 rng(seed(9));
+  Stats stats;
+  std::vector<std::vector<std::size_t>> shapes = {{32, 64, 64, 64, 64, 16}, {32, 128, 128, 128, 128, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}};
+  for (std::size_t out = 1; out <= 16; out += 3) shapes.push_back({4 * out, 48, out});
+  for (const auto& widths : shapes) {
+    std::vector<Activation> acts(widths.size() - 1, Activation::make(ActivationKind::relu));
+    acts.back() = Activation::make(ActivationKind::none);
+    const Model m = test::random_model(rng, widths, acts);
+    for (const std::size_t batch : {std::size_t{16}, std::size_t{77}})
+      check<std::uint16_t>(m, GetParam(), batch, rng, "float16 " + std::to_string(widths[0]) + "-" + std::to_string(widths[1]) + "-" + std::to_string(widths.back()), stats);
+  }
+  std::cout << GetParam() << ": float16 I/O worst relative error " << stats.worst << "\n";
+}
+
+// Buffers that are not 16-byte aligned (one value into an aligned allocation) work in both precisions.
+TEST_P(FusedBackend, UnalignedBuffersMatchFloat64) {
+  std::mt19937 rng(seed(10));
+  Stats stats;
+  const Model m = test::random_model(rng, {16, 64, 64, 4}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  check<float>(m, GetParam(), 100, rng, "float32 at offset 1", stats, 1);
+  check<std::uint16_t>(m, GetParam(), 100, rng, "float16 at offset 1", stats, 1);
 }
 
 TEST_P(FusedBackend, LayersWiderThanTheFusedKernelAreRefused) {

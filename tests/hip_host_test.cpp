@@ -106,21 +106,25 @@ TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
     acts.back() = Activation::make(ActivationKind::none);
     const Model m = test::random_model(rng, c.widths, acts);
     auto net = create_hip_network(m, rt, probe);
-    EXPECT_STREQ(recorded<char[128]>("fake_hip_last_function"), c.kernel);
     const std::size_t batch = 1000;
     std::vector<float> in(batch * m.input_dim()), out(batch * m.output_dim(), -1.0f);
-    net->infer(in.data(), out.data(), batch);
+    net->infer({in.data(), out.data(), batch, Io::f32});
+    EXPECT_STREQ(recorded<char[128]>("fake_hip_last_launched"), c.kernel);
     EXPECT_EQ(recorded<unsigned>("fake_hip_last_block"), c.block);
     EXPECT_EQ(recorded<unsigned>("fake_hip_last_grid"), (63u + 3) / 4) << "63 tiles of 16, 4 waves a block";
     EXPECT_EQ(out[0], 0.0f) << "the output came back from the (zeroed) device buffer";
     // Device buffers on the caller's stream: exactly one launch there, and no allocation.
     const unsigned mallocs = recorded<unsigned>("fake_hip_mallocs"), launches = recorded<unsigned>("fake_hip_launches");
     int stream_tag = 0;
-    net->enqueue(in.data(), out.data(), 17, &stream_tag);
+    net->enqueue({in.data(), out.data(), 17, Io::f32}, &stream_tag);
     EXPECT_EQ(recorded<unsigned>("fake_hip_mallocs"), mallocs);
     EXPECT_EQ(recorded<unsigned>("fake_hip_launches"), launches + 1);
     EXPECT_EQ(recorded<void*>("fake_hip_last_stream"), &stream_tag);
     EXPECT_EQ(recorded<unsigned>("fake_hip_last_grid"), 1u);
+    // float16 buffers run the kernel's float16-I/O twin.
+    std::vector<std::uint16_t> in16(17 * m.input_dim()), out16(17 * m.output_dim());
+    net->enqueue({in16.data(), out16.data(), 17, Io::f16}, &stream_tag);
+    EXPECT_EQ(recorded<char[128]>("fake_hip_last_launched"), std::string(c.kernel) + "_f16");
   }
 }
 
@@ -135,7 +139,7 @@ TEST_F(FakeHip, EveryRuntimeFailureNamesTheCall) {
     try {
       auto net = create_hip_network(m, rt, probe);
       std::vector<float> in(3), out(1);
-      net->infer(in.data(), out.data(), 1);
+      net->infer({in.data(), out.data(), 1, Io::f32});
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::device) << e.what();

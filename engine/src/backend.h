@@ -12,13 +12,25 @@
 
 namespace mlpcore::detail {
 
+// The element type of a call's input and output: float32, or float16 (IEEE binary16 bit patterns).
+enum class Io { f32, f16 };
+inline std::size_t io_bytes(Io io) { return io == Io::f16 ? 2 : 4; }
+
+// One call's buffers: input [batch, input_dim] and output [batch, output_dim], row-major, of `io` values.
+struct IoBuffers {
+  const void* input;
+  void* output;
+  std::size_t batch;
+  Io io;
+};
+
 class BackendNetwork {
  public:
   virtual ~BackendNetwork() = default;
   // Pointers are valid and batch >= 1; must be safe to call concurrently.
-  virtual void infer(const float* input, float* output, std::size_t batch) const = 0;
+  virtual void infer(const IoBuffers& call) const = 0;
   // Buffers in the backend's own memory, asynchronous on `stream` for GPU backends. Host backends: infer.
-  virtual void enqueue(const float* input, float* output, std::size_t batch, void* /*stream*/) const { infer(input, output, batch); }
+  virtual void enqueue(const IoBuffers& call, void* /*stream*/) const { infer(call); }
   // The packed network for device-side evaluation (ops/device_api.h); empty for the cpu backend.
   virtual std::optional<DeviceNetworkView> device_view() const { return std::nullopt; }
 };

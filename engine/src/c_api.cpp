@@ -21,6 +21,18 @@ int fail(const std::exception& e, char* error, std::size_t error_size) {
   return -1;
 }
 
+// Runs call() and turns an exception into -1 and the error text.
+template <class Call>
+int guarded(const mlpcore_network* network, const char* function, char* error, size_t error_size, Call call) {
+  try {
+    if (!network) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, function, "network", "is null");
+    call(network->network);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e, error, error_size);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -41,24 +53,23 @@ size_t mlpcore_network_output_dim(const mlpcore_network* network) { return netwo
 const char* mlpcore_network_backend(const mlpcore_network* network) { return network ? network->network.backend().name.c_str() : ""; }
 
 int mlpcore_network_infer(const mlpcore_network* network, const float* input, float* output, size_t batch, char* error, size_t error_size) {
-  try {
-    if (!network) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_infer", "network", "is null");
-    network->network.infer(input, output, batch);
-    return 0;
-  } catch (const std::exception& e) {
-    return fail(e, error, error_size);
-  }
+  return guarded(network, "mlpcore_network_infer", error, error_size, [&](const mlpcore::Network& n) { n.infer(input, output, batch); });
 }
 
 int mlpcore_network_enqueue(const mlpcore_network* network, const float* input, float* output, size_t batch, void* stream, char* error,
                             size_t error_size) {
-  try {
-    if (!network) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_enqueue", "network", "is null");
-    network->network.enqueue(input, output, batch, stream);
-    return 0;
-  } catch (const std::exception& e) {
-    return fail(e, error, error_size);
-  }
+  return guarded(network, "mlpcore_network_enqueue", error, error_size, [&](const mlpcore::Network& n) { n.enqueue(input, output, batch, stream); });
+}
+
+int mlpcore_network_infer_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, char* error,
+                              size_t error_size) {
+  return guarded(network, "mlpcore_network_infer_f16", error, error_size, [&](const mlpcore::Network& n) { n.infer(input, output, batch); });
+}
+
+int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, void* stream,
+                                char* error, size_t error_size) {
+  return guarded(network, "mlpcore_network_enqueue_f16", error, error_size,
+                 [&](const mlpcore::Network& n) { n.enqueue(input, output, batch, stream); });
 }
 
 }  // extern "C"

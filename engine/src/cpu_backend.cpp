@@ -5,6 +5,7 @@
 
 #include "engine/src/backend.h"
 #include "ops/activation_math.h"
+#include "ops/half_bits.h"
 
 namespace mlpcore::detail {
 namespace {
@@ -45,7 +46,20 @@ class CpuNetwork final : public BackendNetwork {
     }
   }
 
-  void infer(const float* input, float* output, std::size_t batch) const override {
+  void infer(const IoBuffers& call) const override {
+    if (call.io == Io::f32) return infer(static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
+    // float16 buffers: widened to float32 around the float32 path.
+    const std::size_t in_dim = static_cast<std::size_t>(layers_.front().weight.cols());
+    const std::size_t out_dim = static_cast<std::size_t>(layers_.back().weight.rows());
+    const auto* in16 = static_cast<const std::uint16_t*>(call.input);
+    std::vector<float> in(call.batch * in_dim), out(call.batch * out_dim);
+    std::transform(in16, in16 + in.size(), in.begin(), ops::f16_bits_to_float);
+    infer(in.data(), out.data(), call.batch);
+    std::transform(out.begin(), out.end(), static_cast<std::uint16_t*>(call.output), ops::float_to_f16_bits);
+  }
+
+ private:
+  void infer(const float* input, float* output, std::size_t batch) const {
     const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t threads = std::min(hw, (batch + kRowsPerThread - 1) / kRowsPerThread);
     if (threads <= 1) return run_rows(input, output, 0, batch);
@@ -56,7 +70,6 @@ class CpuNetwork final : public BackendNetwork {
     for (auto& t : pool) t.join();
   }
 
- private:
   struct Dense {
     RowMatrix weight;  // [out, in]
     Eigen::RowVectorXf bias;

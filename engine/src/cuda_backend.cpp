@@ -36,8 +36,11 @@ class CudaNetwork final : public BackendNetwork {
       const PackedNetwork packed = pack_network<Tile>(model, "cuda");
       module_ = d_.load_module(probe.fatbin->data);
       const std::string name = fused_kernel_name(model, packed);
-      kernel_ = d_.function(module_, name.c_str());
-      if (!kernel_) throw Error(ErrorCode::device, "backend 'cuda'", "", "fat binary has no kernel " + name);
+      for (const Io io : {Io::f32, Io::f16}) {
+        const std::string io_name = name + fused_kernel_suffix(io);
+        kernels_[static_cast<int>(io)] = d_.function(module_, io_name.c_str());
+        if (!kernels_[static_cast<int>(io)]) throw Error(ErrorCode::device, "backend 'cuda'", "", "fat binary has no kernel " + io_name);
+      }
       weights_ = upload(d_, packed.weights);
       biases_ = upload(d_, packed.biases);
       layers_ = upload(d_, packed.layers);
@@ -53,31 +56,33 @@ class CudaNetwork final : public BackendNetwork {
 
   ~CudaNetwork() override { release(); }
 
-  void infer(const float* input, float* output, std::size_t batch) const override {
-    check_fused_batch(batch);
+  void infer(const IoBuffers& call) const override {
+    check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);
     ContextScope scope(d_, context_);
-    const std::size_t in_bytes = batch * view_.input_dim * sizeof(float), out_bytes = batch * view_.output_dim * sizeof(float);
+    const std::size_t in_bytes = call.batch * view_.input_dim * io_bytes(call.io), out_bytes = call.batch * view_.output_dim * io_bytes(call.io);
     DeviceBuffer<CudaDriver> in(d_, in_bytes), out(d_, out_bytes);
-    d_.copy(in.get(), input, in_bytes);
-    launch(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), batch, nullptr);
-    d_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the legacy default stream
+    d_.copy(in.get(), call.input, in_bytes);
+    launch({in.get(), out.get(), call.batch, call.io}, nullptr);
+    d_.copy(call.output, out.get(), out_bytes);  // synchronous: waits for the kernel on the legacy default stream
   }
 
   std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
 
-  void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
-    check_fused_batch(batch);
+  void enqueue(const IoBuffers& call, void* stream) const override {
+    check_fused_batch(call.batch);
     ContextScope scope(d_, context_);
-    launch(input, output, batch, stream);
+    launch(call, stream);
   }
 
  private:
-  void launch(const float* input, float* output, std::size_t batch, void* stream) const {
-    auto n = static_cast<unsigned>(batch);
+  void launch(const IoBuffers& call, void* stream) const {
+    auto n = static_cast<unsigned>(call.batch);
     ops::NetworkView view = view_;
+    const void* input = call.input;
+    void* output = call.output;
     void* args[] = {&view, &input, &output, &n};
-    d_.launch(kernel_, fused_grid(batch), kFusedWavesPerBlock * Tile::kWave, args, stream);
+    d_.launch(kernels_[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * Tile::kWave, args, stream);
   }
 
   void release() noexcept {
@@ -96,7 +101,7 @@ class CudaNetwork final : public BackendNetwork {
   int device_;
   void* context_;
   void* module_ = nullptr;
-  void* kernel_ = nullptr;
+  void* kernels_[2] = {};  // by Io
   std::unique_ptr<DeviceBuffer<CudaDriver>> weights_, biases_, layers_;
   ops::NetworkView view_{};
   DeviceNetworkView device_view_{};

@@ -22,23 +22,11 @@ class EmuNetwork final : public BackendNetwork {
  public:
   EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
 
-  void infer(const float* input, float* output, std::size_t batch) const override {
-    check_fused_batch(batch);
-    const ops::NetworkView view{packed_.weights.data(), packed_.biases.data(), packed_.layers.data(),
-                                static_cast<std::uint32_t>(packed_.layers.size()), packed_.input_dim, packed_.output_dim};
-    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
-    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
-    const auto n = static_cast<unsigned>(batch);
-    auto run = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
-    // The same choice of kernel as the hip backend: a fixed-shape kernel where one matches.
-    switch (fixed_) {
-#define MLPCORE_FIXED_CASE(index, hidden, out, ...) \
-  case index: return run([&] { ops::mlp_forward_fixed<Tile, ActivationKind::hidden, ActivationKind::out, __VA_ARGS__>(view, input, output, n); });
-      MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
-#undef MLPCORE_FIXED_CASE
-      default:
-        with_tile_variant(packed_.max_tiles, [&](auto max_tiles) { run([&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); }); });
-    }
+  void infer(const IoBuffers& call) const override {
+    if (call.io == Io::f16)
+      run(static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
+    else
+      run(static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -46,6 +34,26 @@ class EmuNetwork final : public BackendNetwork {
   }
 
  private:
+  template <class Io>
+  void run(const Io* input, Io* output, std::size_t batch) const {
+    check_fused_batch(batch);
+    const ops::NetworkView view{packed_.weights.data(), packed_.biases.data(), packed_.layers.data(),
+                                static_cast<std::uint32_t>(packed_.layers.size()), packed_.input_dim, packed_.output_dim};
+    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
+    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
+    const auto n = static_cast<unsigned>(batch);
+    auto launch = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
+    // The same choice of kernel as the hip and cuda backends: a fixed-shape kernel where one matches.
+    switch (fixed_) {
+#define MLPCORE_FIXED_CASE(index, hidden, out, ...) \
+  case index: return launch([&] { ops::mlp_forward_fixed<Tile, ActivationKind::hidden, ActivationKind::out, __VA_ARGS__>(view, input, output, n); });
+      MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
+#undef MLPCORE_FIXED_CASE
+      default:
+        with_tile_variant(packed_.max_tiles, [&](auto max_tiles) { launch([&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); }); });
+    }
+  }
+
   PackedNetwork packed_;
   int fixed_;
 };

@@ -42,6 +42,8 @@ std::string fused_kernel_name(const Model& model, const PackedNetwork& p) {
   return fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles);
 }
 
+const char* fused_kernel_suffix(Io io) { return io == Io::f16 ? "_f16" : ""; }
+
 unsigned fused_grid(std::size_t batch) {
   constexpr std::size_t kMaxBlocks = 4096;
   const std::size_t tiles = (batch + 15) / 16;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/src/backend.h"
 #include "mlpcore/error.h"
 #include "mlpcore/model.h"
 #include "ops/half_bits.h"
@@ -40,7 +41,7 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
       for (int kt = 0; kt < in_tiles; ++kt)
         for (int lane = 0; lane < Tile::kWave; ++lane)
           for (int e = 0; e < Tile::kA; ++e) {
-            const std::size_t row = static_cast<std::size_t>(mt * 16 + Tile::a_row(lane, e));
+            const std::size_t row = static_cast<std::size_t>(mt * 16 + Tile::acc_unit(Tile::a_row(lane, e)));
             const std::size_t col = static_cast<std::size_t>(kt * 16 + Tile::k_feature(Tile::a_col(lane, e)));
             const float w = row < l.out && col < l.in ? l.weight[row * l.in + col] : 0.0f;
             const std::uint16_t bits = ops::float_to_f16_bits(w);
@@ -60,6 +61,8 @@ int fixed_shape_index(const Model& model);
 // The kernel of ops/fused_mlp_kernels.hip to run the model with: its fixed-shape kernel where one
 // exists, else the run-time-shaped variant for p.max_tiles.
 std::string fused_kernel_name(const Model& model, const PackedNetwork& p);
+// What that kernel's name gets for its float16-I/O twin ("_f16"), or "" for float32.
+const char* fused_kernel_suffix(Io io);
 
 // Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, enough blocks to fill
 // any GPU; the kernels stride over the rest of the batch.

@@ -36,8 +36,11 @@ class HipNetwork final : public BackendNetwork {
     }
     module_ = rt_.load_module(probe.object->data);
     const std::string name = fused_kernel_name(model, packed);
-    kernel_ = rt_.function(module_, name.c_str());
-    if (!kernel_) throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
+    for (const Io io : {Io::f32, Io::f16}) {
+      const std::string io_name = name + fused_kernel_suffix(io);
+      kernels_[static_cast<int>(io)] = rt_.function(module_, io_name.c_str());
+      if (!kernels_[static_cast<int>(io)]) throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + io_name);
+    }
     weights_ = upload(rt_, packed.weights);
     biases_ = upload(rt_, packed.biases);
     layers_ = upload(rt_, packed.layers);
@@ -50,41 +53,42 @@ class HipNetwork final : public BackendNetwork {
   ~HipNetwork() override { rt_.unload_module(module_); }
 
  private:
-  void launch(const float* input, float* output, std::size_t batch, void* stream) const {
-    auto n = static_cast<unsigned>(batch);
+  void launch(const IoBuffers& call, void* stream) const {
+    auto n = static_cast<unsigned>(call.batch);
     ops::NetworkView view = view_;
+    const void* input = call.input;
+    void* output = call.output;
     void* args[] = {&view, &input, &output, &n};
-    rt_.launch(kernel_, fused_grid(batch), kFusedWavesPerBlock * wave_, args, stream);
+    rt_.launch(kernels_[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * wave_, args, stream);
   }
-
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
-  void infer(const float* input, float* output, std::size_t batch) const override {
-    check_fused_batch(batch);
+  void infer(const IoBuffers& call) const override {
+    check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);  // the current device is per host thread; callers share this network
     rt_.set_device(device_);
-    const std::size_t in_bytes = batch * view_.input_dim * sizeof(float), out_bytes = batch * view_.output_dim * sizeof(float);
+    const std::size_t in_bytes = call.batch * view_.input_dim * io_bytes(call.io), out_bytes = call.batch * view_.output_dim * io_bytes(call.io);
     DeviceBuffer<HipRuntime> in(rt_, in_bytes), out(rt_, out_bytes);
-    rt_.copy(in.get(), input, in_bytes);
-    launch(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), batch, nullptr);
-    rt_.copy(output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
+    rt_.copy(in.get(), call.input, in_bytes);
+    launch({in.get(), out.get(), call.batch, call.io}, nullptr);
+    rt_.copy(call.output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
   }
 
-  // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
 
-  void enqueue(const float* input, float* output, std::size_t batch, void* stream) const override {
-    check_fused_batch(batch);
+  // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
+  void enqueue(const IoBuffers& call, void* stream) const override {
+    check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);
     rt_.set_device(device_);
-    launch(input, output, batch, stream);
+    launch(call, stream);
   }
 
   const HipRuntime& rt_;
   int device_;
   unsigned wave_ = 0;
   void* module_ = nullptr;
-  void* kernel_ = nullptr;
+  void* kernels_[2] = {};  // by Io
   std::unique_ptr<DeviceBuffer<HipRuntime>> weights_, biases_, layers_;
   ops::NetworkView view_{};
   DeviceNetworkView device_view_{};

@@ -63,7 +63,7 @@ std::size_t Network::output_dim() const noexcept { return output_dim_; }
 
 namespace {
 
-void check_call(const void* impl, const float* input, const float* output, std::size_t batch, const char* call) {
+void check_call(const void* impl, const void* input, const void* output, std::size_t batch, const char* call) {
   if (!impl) throw Error(ErrorCode::invalid_argument, call, "", "the network was moved from");
   if (batch == 0) throw Error(ErrorCode::invalid_argument, call, "batch", "must be at least 1");
   if (!input) throw Error(ErrorCode::invalid_argument, call, "input", "is null");
@@ -74,12 +74,22 @@ void check_call(const void* impl, const float* input, const float* output, std::
 
 void Network::infer(const float* input, float* output, std::size_t batch) const {
   check_call(impl_.get(), input, output, batch, "infer");
-  impl_->infer(input, output, batch);
+  impl_->infer({input, output, batch, detail::Io::f32});
+}
+
+void Network::infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch) const {
+  check_call(impl_.get(), input, output, batch, "infer");
+  impl_->infer({input, output, batch, detail::Io::f16});
 }
 
 void Network::enqueue(const float* input, float* output, std::size_t batch, void* stream) const {
   check_call(impl_.get(), input, output, batch, "enqueue");
-  impl_->enqueue(input, output, batch, stream);
+  impl_->enqueue({input, output, batch, detail::Io::f32}, stream);
+}
+
+void Network::enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream) const {
+  check_call(impl_.get(), input, output, batch, "enqueue");
+  impl_->enqueue({input, output, batch, detail::Io::f16}, stream);
 }
 
 void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch) const {

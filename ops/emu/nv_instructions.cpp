@@ -78,4 +78,9 @@ std::uint32_t cvt_rn_f16x2(float lo, float hi) {
   return static_cast<std::uint32_t>(ops::float_to_f16_bits(lo)) | static_cast<std::uint32_t>(ops::float_to_f16_bits(hi)) << 16;
 }
 
+std::uint32_t cvt_rn_relu_f16x2(float lo, float hi) {
+  const auto relu_bits = [](float x) -> std::uint32_t { return x != x ? 0x7fffu : ops::float_to_f16_bits(x < 0.0f ? 0.0f : x); };
+  return relu_bits(lo) | relu_bits(hi) << 16;
+}
+
 }  // namespace mlpcore::emu::nv

@@ -20,5 +20,7 @@ void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], cons
 
 // cvt.rn.f16x2.f32: round to nearest even, `lo` in bits 15:0.
 std::uint32_t cvt_rn_f16x2(float lo, float hi);
+// cvt.rn.relu.f16x2.f32: the same after clamping negative values to 0; a NaN becomes the canonical NaN.
+std::uint32_t cvt_rn_relu_f16x2(float lo, float hi);
 
 }  // namespace mlpcore::emu::nv

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_mma_sm80.h"
@@ -62,6 +63,16 @@ TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
         ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + 1e-30) << "trial " << trial << " element " << m << "," << n;
       }
   }
+}
+
+// The orders a tile keeps features (K) and output units (accumulator rows) in are permutations of 0..15.
+TYPED_TEST(TileMath, FeatureAndUnitOrdersArePermutations) {
+  std::set<int> features, units;
+  for (int k = 0; k < 16; ++k) features.insert(TypeParam::k_feature(k)), units.insert(TypeParam::acc_unit(k));
+  EXPECT_EQ(features.size(), 16u);
+  EXPECT_EQ(units.size(), 16u);
+  EXPECT_EQ(*features.rbegin(), 15);
+  EXPECT_EQ(*units.rbegin(), 15);
 }
 
 TYPED_TEST(TileMath, ToBLayoutHandsEachLaneTheRowsItsBOperandNeeds) {

@@ -3,10 +3,11 @@
 // Controlled through the environment at each call:
 //   FAKE_HIP_DEVICES  device count (default 1)     FAKE_HIP_ARCH  gcnArchName (default gfx1100)
 //   FAKE_HIP_FAIL     the name of one call that fails
-// and it records the last kernel request and launch for the test to read.
+// and it records the kernels requested and the last launch for the test to read.
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -15,11 +16,13 @@ bool fails(const char* call) {
   return f && std::strcmp(f, call) == 0;
 }
 
+std::vector<std::string> functions;  // a kernel handle is an index into this, plus one
+
 }  // namespace
 
 extern "C" {
 
-char fake_hip_last_function[128];
+char fake_hip_last_launched[128];
 unsigned fake_hip_last_grid, fake_hip_last_block, fake_hip_launches, fake_hip_mallocs;
 void* fake_hip_last_stream;
 
@@ -66,13 +69,15 @@ int hipModuleLoadData(void** module, const void* image) {
 int hipModuleUnload(void*) { return 0; }
 
 int hipModuleGetFunction(void** function, void*, const char* name) {
-  std::strncpy(fake_hip_last_function, name, sizeof fake_hip_last_function - 1);
   if (fails("hipModuleGetFunction")) return 500;  // hipErrorNotFound
-  *function = fake_hip_last_function;
+  functions.emplace_back(name);
+  *function = reinterpret_cast<void*>(functions.size());
   return 0;
 }
 
-int hipModuleLaunchKernel(void*, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void* stream, void**, void**) {
+int hipModuleLaunchKernel(void* function, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void* stream, void**, void**) {
+  const std::string& name = functions.at(reinterpret_cast<std::size_t>(function) - 1);
+  std::strncpy(fake_hip_last_launched, name.c_str(), sizeof fake_hip_last_launched - 1);
   fake_hip_last_stream = stream;
   fake_hip_last_grid = gx;
   fake_hip_last_block = bx;

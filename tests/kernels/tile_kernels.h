@@ -21,23 +21,24 @@ MLPCORE_DEVICE void tile_chain(const float* x, const float* w1, const float* b1,
   typename Tile::BFrag input[2], hidden[2];
   for (int kt = 0; kt < 2; ++kt) input[kt] = ops::load_b<Tile>([&](int f, int n) { return x[n * 32 + kt * 16 + f]; });
   for (int mt = 0; mt < 2; ++mt) {
-    auto acc = ops::load_acc<Tile>([&](int m, int) { return b1[mt * 16 + m]; });
+    auto acc = ops::load_acc<Tile>([&](int m, int) { return b1[mt * 16 + Tile::acc_unit(m)]; });
     for (int kt = 0; kt < 2; ++kt)
-      acc = Tile::mma(ops::load_a<Tile>([&](int m, int f) { return w1[(mt * 16 + m) * 32 + kt * 16 + f]; }), input[kt], acc);
+      acc = Tile::mma(ops::load_a<Tile>([&](int m, int f) { return w1[(mt * 16 + Tile::acc_unit(m)) * 32 + kt * 16 + f]; }), input[kt], acc);
     for (int i = 0; i < Tile::kAcc; ++i) acc[i] = acc[i] < 0.0f ? 0.0f : acc[i];
     hidden[mt] = Tile::to_b_layout(acc);
   }
-  auto out = ops::load_acc<Tile>([&](int m, int) { return b2[m]; });
+  auto out = ops::load_acc<Tile>([&](int m, int) { return b2[Tile::acc_unit(m)]; });
   for (int kt = 0; kt < 2; ++kt)
-    out = Tile::mma(ops::load_a<Tile>([&](int m, int f) { return w2[m * 32 + kt * 16 + f]; }), hidden[kt], out);
-  ops::store_acc<Tile>(out, [&](int m, int n, float v) { y[n * 16 + m] = v; });
+    out = Tile::mma(ops::load_a<Tile>([&](int m, int f) { return w2[Tile::acc_unit(m) * 32 + kt * 16 + f]; }), hidden[kt], out);
+  ops::store_acc<Tile>(out, [&](int m, int n, float v) { y[n * 16 + Tile::acc_unit(m)] = v; });
 }
 
 // Writes, for every lane and B element, what to_b_layout produced from an accumulator holding
-// acc(row, col) = 16 * row + col: checks the D -> B contract without a matrix instruction.
+// acc(row, col) = 16 * unit + col (unit = Tile::acc_unit(row)): checks the D -> B contract, the
+// unit an accumulator row holds is the feature its B position holds, without a matrix instruction.
 template <class Tile>
 MLPCORE_DEVICE void tile_to_b(float* b_out /* [wave][kB] */) {
-  const auto acc = ops::load_acc<Tile>([](int m, int n) { return static_cast<float>(16 * m + n); });
+  const auto acc = ops::load_acc<Tile>([](int m, int n) { return static_cast<float>(16 * Tile::acc_unit(m) + n); });
   const auto b = Tile::to_b_layout(acc);
   for (int i = 0; i < Tile::kB; ++i) b_out[ops::lane_id() * Tile::kB + i] = static_cast<float>(b[i]);
 }

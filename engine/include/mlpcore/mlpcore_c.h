@@ -4,6 +4,7 @@
  * Every function that can fail returns 0 on success or -1, and then writes the error message (the text
  * of mlpcore::Error) into `error` (at most error_size bytes, NUL-terminated) when `error` is not NULL. */
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,13 @@ int mlpcore_network_infer(const mlpcore_network* network, const float* input, fl
 /* Buffers in the backend's memory on `stream` (cudaStream_t / hipStream_t, NULL: default): Network::enqueue. */
 int mlpcore_network_enqueue(const mlpcore_network* network, const float* input, float* output, size_t batch, void* stream,
                             char* error, size_t error_size);
+
+/* float16 input and output (IEEE binary16 bit patterns), as Network::infer / Network::enqueue with
+ * std::uint16_t buffers. */
+int mlpcore_network_infer_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, char* error,
+                              size_t error_size);
+int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, void* stream,
+                                char* error, size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Running a model: pick a backend, build a Network once, call infer() as often as needed.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,13 @@ class Network {
   // (hipStream_t or cudaStream_t; nullptr: the default stream). A GPU backend enqueues the work and
   // returns without waiting or allocating; a host backend runs it before returning.
   void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr) const;
+
+  // The same with float16 input and output: IEEE binary16 values as their bit patterns (reinterpret a
+  // CUDA/HIP __half* or a _Float16* as std::uint16_t*). The GPU kernels read and write float16 directly,
+  // half the memory traffic of float32; they round inputs to float16 in either mode, so only the outputs
+  // lose precision (to float16's). Host backends convert around their float32 computation.
+  void infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch) const;
+  void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr) const;
 
   // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
   // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu.
