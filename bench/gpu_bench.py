@@ -4,7 +4,7 @@
     python3 bench/gpu_bench.py --lib build/engine/libmlpcore_c.so --out docs   # writes benchmarks.md/.png
 
 mlpcore: the cuda (or hip) backend through libmlpcore_c's enqueue on PyTorch's current stream, float32
-in and out. PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
+in and out, and float16 in and out (enqueue_f16). PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
 graph (its best case), fp16 in and out. Both are timed with CUDA events: the median of --repeats calls
 after warm-up. The same run measures two ceilings: device-to-device copy bandwidth and a large fp16
 GEMM. Every mlpcore result is checked against PyTorch's float32 forward pass first.
@@ -43,9 +43,11 @@ class Mlpcore:
         self.backend = lib.mlpcore_network_backend(self.handle).decode()
 
     def enqueue(self, x, y):
+        """float32 or float16 tensors (both the same type)."""
         err = ctypes.create_string_buffer(1024)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        if self.lib.mlpcore_network_enqueue(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
+        call = self.lib.mlpcore_network_enqueue_f16 if x.dtype == torch.float16 else self.lib.mlpcore_network_enqueue
+        if call(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
                                             ctypes.c_size_t(x.shape[0]), stream, err, 1024):
             raise RuntimeError(err.value.decode())
 
@@ -60,8 +62,8 @@ def load_lib(path):
     lib.mlpcore_network_destroy.argtypes = [ctypes.c_void_p]
     lib.mlpcore_network_backend.restype = ctypes.c_char_p
     lib.mlpcore_network_backend.argtypes = [ctypes.c_void_p]
-    lib.mlpcore_network_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
-                                            ctypes.c_char_p, ctypes.c_size_t]
+    for f in (lib.mlpcore_network_enqueue, lib.mlpcore_network_enqueue_f16):
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     return lib
 
 
@@ -111,7 +113,7 @@ def main():
     if 2 ** 16 not in batches:
         batches.append(2 ** 16)
     batches = [2 ** 16, 2 ** 22] if args.quick else sorted(set(batches + [2 ** 22]))
-    results = {}  # name -> {batch: (mlpcore, torch)}
+    results = {}  # name -> {batch: (mlpcore float32 I/O, mlpcore float16 I/O, torch)}
     errors = {}
     tmp = tempfile.mkdtemp()
     for name, inp, width, hidden, out in NETWORKS:
@@ -124,21 +126,25 @@ def main():
         # correctness first, on fresh random inputs
         x = torch.rand(100003, inp, device=dev) * 2 - 1
         y = torch.empty(100003, out, device=dev)
+        y16 = torch.empty(100003, out, device=dev, dtype=torch.float16)
         net.enqueue(x, y)
+        net.enqueue(x.half(), y16)
         torch.cuda.synchronize()
         with torch.inference_mode():
-            ref = model(x)
-        errors[name] = ((y - ref).abs() / ref.abs().clamp(min=1)).max().item()
+            ref, ref16 = model(x), model(x.half().float())
+        errors[name] = tuple(((got.float() - r).abs() / r.abs().clamp(min=1)).max().item() for got, r in ((y, ref), (y16, ref16)))
         results[name] = {}
         for batch in batches:
             x = torch.rand(batch, inp, device=dev) * 2 - 1
             y = torch.empty(batch, out, device=dev)
+            x16, y16 = x.half(), torch.empty(batch, out, device=dev, dtype=torch.float16)
             t_ours = time_ms(lambda: net.enqueue(x, y), args.repeats)
-            graph, _ = torch_graph(model16, x.half())
+            t_ours16 = time_ms(lambda: net.enqueue(x16, y16), args.repeats)
+            graph, _ = torch_graph(model16, x16)
             t_torch = time_ms(graph.replay, args.repeats)
-            results[name][batch] = (batch / t_ours * 1e3, batch / t_torch * 1e3)
-            print(f"{name} batch {batch}: mlpcore {results[name][batch][0] / 1e9:.3f} G/s, "
-                  f"pytorch {results[name][batch][1] / 1e9:.3f} G/s", flush=True)
+            results[name][batch] = tuple(batch / t * 1e3 for t in (t_ours, t_ours16, t_torch))
+            print(f"{name} batch {batch}: mlpcore {results[name][batch][0] / 1e9:.3f} G/s (float16 I/O "
+                  f"{results[name][batch][1] / 1e9:.3f}), pytorch {results[name][batch][2] / 1e9:.3f} G/s", flush=True)
         del net
     # ceilings
     a = torch.empty(2 ** 28, dtype=torch.float32, device=dev)
@@ -152,18 +158,20 @@ def main():
 
     lines = [f"# GPU benchmarks: mlpcore vs PyTorch on {gpu}", "",
              f"Measured by `bench/gpu_bench.py` in one process on one {gpu}: samples per second (median of "
-             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backend `{args.backend}`, float32 in and "
-             "out, `enqueue` on PyTorch's stream. PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
+             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backend `{args.backend}`, `enqueue` on "
+             "PyTorch's stream, float32 in and out, and float16 in and out (`enqueue_f16`). PyTorch " + torch.__version__ +
+             ": fp16 `nn.Sequential` (ReLU), "
              "inference mode, replayed as a CUDA graph, fp16 in and out.", "",
              f"Ceilings measured in the same run: device-to-device copy {bandwidth / 1e12:.2f} TB/s (bytes read + written), "
              f"fp16 GEMM 8192³ {tflops:.0f} TFLOP/s.", "",
-             "| network | batch | mlpcore G/s | PyTorch G/s | ratio | max rel. error vs PyTorch fp32 |",
-             "|---|---|---|---|---|---|"]
+             "| network | batch | mlpcore G/s, float32 I/O | mlpcore G/s, float16 I/O | PyTorch G/s | ratios to PyTorch "
+             "| max rel. error vs PyTorch fp32 (float32 / float16 I/O) |",
+             "|---|---|---|---|---|---|---|"]
     for name, *_ in NETWORKS:
         for batch in (2 ** 22, 2 ** 16):
-            ours, theirs = results[name][batch]
-            lines.append(f"| {name} | 2^{batch.bit_length() - 1} | {ours / 1e9:.2f} | {theirs / 1e9:.2f} | {ours / theirs:.1f}× "
-                         f"| {errors[name]:.1e} |")
+            ours, ours16, theirs = results[name][batch]
+            lines.append(f"| {name} | 2^{batch.bit_length() - 1} | {ours / 1e9:.2f} | {ours16 / 1e9:.2f} | {theirs / 1e9:.2f} "
+                         f"| {ours / theirs:.1f}× / {ours16 / theirs:.1f}× | {errors[name][0]:.1e} / {errors[name][1]:.1e} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out and not args.quick:
@@ -178,7 +186,9 @@ def main():
             for name, *_ in NETWORKS:
                 xs = sorted(results[name])
                 line, = ax.plot(xs, [results[name][b][0] for b in xs], marker="o", label=f"mlpcore {name}")
-                ax.plot(xs, [results[name][b][1] for b in xs], linestyle="--", color=line.get_color(), label=f"PyTorch {name}")
+                ax.plot(xs, [results[name][b][1] for b in xs], marker="^", linestyle=":", color=line.get_color(),
+                        label=f"mlpcore float16 I/O {name}")
+                ax.plot(xs, [results[name][b][2] for b in xs], linestyle="--", color=line.get_color(), label=f"PyTorch {name}")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("batch size")

@@ -26,6 +26,13 @@ MLPCORE_DEVICE typename Tile::AFrag load_packed_a(const half_t* layer_weights, i
   return *reinterpret_cast<const typename Tile::AFrag*>(p);
 }
 
+// The accumulator holding output tile mt's biases, packed per bias slot in accumulator order: one wide load.
+template <class Tile>
+MLPCORE_DEVICE typename Tile::AccFrag load_packed_bias(const float* layer_biases, int mt) {
+  const auto* p = layer_biases + (mt * Tile::kBiasSlots + Tile::bias_slot(static_cast<int>(lane_id()))) * Tile::kAcc;
+  return *reinterpret_cast<const typename Tile::AccFrag*>(p);
+}
+
 template <class Tile>
 MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
   if (kind == ActivationKind::none) return;
@@ -69,7 +76,6 @@ concept RowVectorIo = requires(const float* in, float* out, const half_t* in16, 
   Tile::load_rows(in16, 0u, 0u);
   Tile::store_rows(acc, out, 0u, 0u);
   Tile::store_rows(acc, out16, 0u, 0u);
-  Tile::broadcast_row(in);
 };
 
 template <class Io>
@@ -124,15 +130,6 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
     });
 }
 
-// The accumulator holding the biases of one output tile (16 units, 16-byte aligned).
-template <class Tile>
-MLPCORE_DEVICE typename Tile::AccFrag load_bias(const float* units) {
-  if constexpr (RowVectorIo<Tile>)
-    return Tile::broadcast_row(units);
-  else
-    return load_acc<Tile>([&](int m, int) { return units[Tile::acc_unit(m)]; });
-}
-
 // One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
 // layer leaves its output in `act`; the last layer stores it.
 template <class Tile, class Activations, int Tiles, int S, class Io>
@@ -145,7 +142,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
   for (int mt = 0; mt < Tiles; ++mt) {
     if (mt >= out_tiles) continue;
     // The bias is the first K tile's C operand: no copies into the S accumulators.
-    const typename Tile::AccFrag bias_acc = load_bias<Tile>(bias + mt * 16);
+    const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
     typename Tile::AccFrag acc[S];
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {

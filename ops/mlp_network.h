@@ -17,7 +17,7 @@ inline constexpr int kMaxFusedWidth = 16 * kMaxTilesPerLayer;
 
 struct LayerDesc {
   std::uint32_t weight_offset;  // in half_t, start of this layer's packed A fragments
-  std::uint32_t bias_offset;    // in float, start of this layer's bias (padded to out_tiles * 16)
+  std::uint32_t bias_offset;    // in float, start of this layer's biases: [out_tiles][bias slots][accumulator elements]
   std::uint16_t in_tiles;       // padded input width / 16
   std::uint16_t out_tiles;      // padded output width / 16
   ActivationKind activation;

@@ -26,6 +26,9 @@ struct TileMfmaGfx9 {
   static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
+  // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
+  static constexpr int kBiasSlots = 4;
+  static constexpr int bias_slot(int lane) { return lane / 16; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) { return amd::mfma_f32_16x16x16_f16(a, b, c); }
 

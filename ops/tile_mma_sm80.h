@@ -37,6 +37,9 @@ struct TileMmaSm80 {
   static constexpr int sample_tiles(int width_tiles) { return width_tiles <= 4 ? 2 : 2; }
   static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
   static constexpr int acc_unit(int m) { return k_feature(m); }
+  // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
+  static constexpr int kBiasSlots = 4;
+  static constexpr int bias_slot(int lane) { return lane % 4; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& w, const BFrag& x, const AccFrag& c) {
     const auto wr = __builtin_bit_cast(vec<std::uint32_t, 4>, w);
@@ -67,11 +70,6 @@ struct TileMmaSm80 {
       return __builtin_bit_cast(BFrag, v);
     else
       return pack_floats<TileMmaSm80, BFrag>(v);
-  }
-  // The accumulator of a bias: `units` is the 16 biases of this output tile, 16-byte aligned.
-  MLPCORE_DEVICE static AccFrag broadcast_row(const float* units) {
-    const auto b = *reinterpret_cast<const vec<float, 4>*>(units + 4 * (lane_id() % 4));
-    return AccFrag{b[0], b[1], b[0], b[1], b[2], b[3], b[2], b[3]};
   }
   // The inverse of load_rows for one output tile: units >= `units` (a multiple of 4) are not written.
   template <class Io>

@@ -29,6 +29,9 @@ struct TileWmmaGfx12 {
   static constexpr int sample_tiles(int) { return 1; }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
+  // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
+  static constexpr int kBiasSlots = 2;
+  static constexpr int bias_slot(int lane) { return lane / 16; }
 
   MLPCORE_DEVICE static AccFrag mma(const AFrag& a, const BFrag& b, const AccFrag& c) {
     return amd::wmma_f32_16x16x16_f16_gfx12(a, b, c);

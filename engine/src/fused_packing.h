@@ -1,6 +1,7 @@
 #pragma once
 // Host side of the fused matrix-core kernels: packs a Model's weights, once, into the A-fragment order of
-// a tile family, so each lane fetches its fragment with one contiguous load (ops/fused_mlp.h).
+// a tile family and its biases into accumulator order, so each lane fetches a weight fragment or a bias
+// accumulator with one contiguous load (ops/fused_mlp.h).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -26,6 +27,14 @@ struct PackedNetwork {
 // Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth.
 int fused_tile_variant(const Model& model, const char* backend);
 
+// The first lane of a bias slot (every lane of a slot holds the same units).
+template <class Tile>
+constexpr int slot_lane(int slot) {
+  int lane = 0;
+  while (Tile::bias_slot(lane) != slot) ++lane;
+  return lane;
+}
+
 template <class Tile>
 PackedNetwork pack_network(const Model& model, const char* backend) {
   PackedNetwork p;
@@ -50,7 +59,12 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
                           "value " + std::to_string(w) + " does not fit float16 (|w| <= 65504)");
             p.weights.push_back(std::bit_cast<ops::half_t>(bits));
           }
-    for (int u = 0; u < out_tiles * 16; ++u) p.biases.push_back(static_cast<std::size_t>(u) < l.out ? l.bias[static_cast<std::size_t>(u)] : 0.0f);
+    for (int mt = 0; mt < out_tiles; ++mt)
+      for (int slot = 0; slot < Tile::kBiasSlots; ++slot)
+        for (int e = 0; e < Tile::kAcc; ++e) {
+          const auto unit = static_cast<std::size_t>(mt * 16 + Tile::acc_unit(Tile::acc_row(slot_lane<Tile>(slot), e)));
+          p.biases.push_back(unit < l.out ? l.bias[unit] : 0.0f);
+        }
   }
   return p;
 }

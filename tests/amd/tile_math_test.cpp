@@ -75,6 +75,17 @@ TYPED_TEST(TileMath, FeatureAndUnitOrdersArePermutations) {
   EXPECT_EQ(*units.rbegin(), 15);
 }
 
+// Lanes of one bias slot share one packed bias accumulator, so they must hold the same units.
+TYPED_TEST(TileMath, BiasSlotsGroupLanesHoldingTheSameUnits) {
+  using T = TypeParam;
+  for (int lane = 0; lane < T::kWave; ++lane) {
+    ASSERT_LT(T::bias_slot(lane), T::kBiasSlots);
+    int first = 0;
+    while (T::bias_slot(first) != T::bias_slot(lane)) ++first;
+    for (int i = 0; i < T::kAcc; ++i) EXPECT_EQ(T::acc_row(lane, i), T::acc_row(first, i)) << "lane " << lane << " element " << i;
+  }
+}
+
 TYPED_TEST(TileMath, ToBLayoutHandsEachLaneTheRowsItsBOperandNeeds) {
   using T = TypeParam;
   std::vector<float> b(T::kWave * T::kB, NAN);
