@@ -24,6 +24,16 @@ from mlpcore_export import export  # noqa: E402
 NETWORKS = [("32-64x4-16", 32, 64, 4, 16), ("32-128x4-16", 32, 128, 4, 16), ("16-64x2-4", 16, 64, 2, 4), ("3-64x4-1", 3, 64, 4, 1)]
 
 
+def parse_network(name):
+    """'32-64x4-16' (input, width x hidden layers, output) -> (name, 32, 64, 4, 16)."""
+    try:
+        inp, middle, out = name.split("-")
+        width, hidden = middle.split("x")
+        return (name, int(inp), int(width), int(hidden), int(out))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16")
+
+
 def make_net(inp, width, hidden, out):
     layers, prev = [], inp
     for _ in range(hidden):
@@ -104,6 +114,8 @@ def main():
     p.add_argument("--out", default=None, help="folder for benchmarks.md and benchmarks.png")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="only batch 2^22 and 2^16, no plot or report")
+    p.add_argument("--networks", type=lambda v: [parse_network(n) for n in v.split(",")], default=NETWORKS,
+                   help="comma-separated shapes such as 32-64x4-16,24-100x3-8 (default: the four benchmark networks)")
     args = p.parse_args()
     torch.manual_seed(0)
     lib = load_lib(args.lib)
@@ -116,7 +128,7 @@ def main():
     results = {}  # name -> {batch: (mlpcore float32 I/O, mlpcore float16 I/O, torch)}
     errors = {}
     tmp = tempfile.mkdtemp()
-    for name, inp, width, hidden, out in NETWORKS:
+    for name, inp, width, hidden, out in args.networks:
         model = make_net(inp, width, hidden, out).to(dev).eval()
         path = os.path.join(tmp, name + ".safetensors")
         export(model, path)
@@ -167,7 +179,7 @@ def main():
              "| network | batch | mlpcore G/s, float32 I/O | mlpcore G/s, float16 I/O | PyTorch G/s | ratios to PyTorch "
              "| max rel. error vs PyTorch fp32 (float32 / float16 I/O) |",
              "|---|---|---|---|---|---|---|"]
-    for name, *_ in NETWORKS:
+    for name, *_ in args.networks:
         for batch in (2 ** 22, 2 ** 16):
             ours, ours16, theirs = results[name][batch]
             lines.append(f"| {name} | 2^{batch.bit_length() - 1} | {ours / 1e9:.2f} | {ours16 / 1e9:.2f} | {theirs / 1e9:.2f} "
@@ -183,7 +195,7 @@ def main():
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
             fig, ax = plt.subplots(figsize=(8, 5))
-            for name, *_ in NETWORKS:
+            for name, *_ in args.networks:
                 xs = sorted(results[name])
                 line, = ax.plot(xs, [results[name][b][0] for b in xs], marker="o", label=f"mlpcore {name}")
                 ax.plot(xs, [results[name][b][1] for b in xs], marker="^", linestyle=":", color=line.get_color(),

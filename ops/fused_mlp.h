@@ -132,24 +132,40 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
 
 // One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
 // layer leaves its output in `act`; the last layer stores it.
-template <class Tile, class Activations, int Tiles, int S, class Io>
+template <class Tile, class Activations, bool Prefetch = false, int Tiles, int S, class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
                                 typename Tile::BFrag (&act)[Tiles][S], Io* output, SampleBlock b) {
   const half_t* w = net.weights + d.weight_offset;
   const float* bias = net.biases + d.bias_offset;
   typename Tile::BFrag next[Tiles][S];
+  // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
+  // (their L1 latency is what such a kernel otherwise waits on).
+  typename Tile::AFrag weights[Tiles], upcoming[Tiles];
+  const auto load_weights = [&](int mt, typename Tile::AFrag (&into)[Tiles]) {
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < Tiles; ++kt)
+      if (kt < in_tiles) into[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
+  };
+  if constexpr (Prefetch) load_weights(0, weights);
   MLPCORE_UNROLL
   for (int mt = 0; mt < Tiles; ++mt) {
     if (mt >= out_tiles) continue;
+    if constexpr (Prefetch) {
+      if (mt + 1 < out_tiles) load_weights(mt + 1, upcoming);
+    }
     // The bias is the first K tile's C operand: no copies into the S accumulators.
     const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
     typename Tile::AccFrag acc[S];
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
-      const auto weights = load_packed_a<Tile>(w, in_tiles, mt, kt);
+      if constexpr (!Prefetch) weights[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
       MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights, act[kt][s], kt == 0 ? bias_acc : acc[s]);
+      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights[kt], act[kt][s], kt == 0 ? bias_acc : acc[s]);
+    }
+    if constexpr (Prefetch) {
+      MLPCORE_UNROLL
+      for (int kt = 0; kt < Tiles; ++kt) weights[kt] = upcoming[kt];
     }
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {
@@ -184,7 +200,7 @@ MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
 template <class Tile, int MaxTiles, class Io>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr int S = Tile::sample_tiles(MaxTiles);
+  constexpr int S = Tile::fused_policy(MaxTiles, false).sample_tiles;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
     typename Tile::BFrag act[MaxTiles][S];
     load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, b);
@@ -213,12 +229,13 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
-  constexpr int S = Tile::sample_tiles(kTiles);
+  constexpr FusedPolicy kPolicy = Tile::fused_policy(kTiles, true);
+  constexpr int S = kPolicy.sample_tiles;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
     typename Tile::BFrag act[kTiles][S];
     load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, b);
     [&]<int... L>(std::integer_sequence<int, L...>) {
-      (dense_layer<Tile, FixedActivations<Hidden, Output>>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
+      (dense_layer<Tile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
                                                             L + 1 == kLayers, act, output, b),
        ...);
     }(std::make_integer_sequence<int, kLayers>{});

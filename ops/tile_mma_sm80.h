@@ -33,8 +33,12 @@ struct TileMmaSm80 {
   static constexpr int acc_row(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
   static constexpr int acc_col(int lane, int i) { return lane / 4 + 8 * (i % 4 / 2); }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
-  // Sample tiles per warp in the fused kernel: each weight fragment feeds this many mma chains.
-  static constexpr int sample_tiles(int width_tiles) { return width_tiles <= 4 ? 2 : 2; }
+  // Measured on an H100: two sample tiles per warp, except one in the run-time-shaped kernels wider than
+  // 32 (their extra registers would spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one);
+  // compiled-in shapes 128 wide also load the next output tile's weights early (32-128x4-16 +19%).
+  static constexpr FusedPolicy fused_policy(int width_tiles, bool fixed_shape) {
+    return {fixed_shape || width_tiles <= 2 ? 2 : 1, fixed_shape && width_tiles > 4};
+  }
   static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
   static constexpr int acc_unit(int m) { return k_feature(m); }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

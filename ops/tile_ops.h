@@ -6,6 +6,14 @@
 
 namespace mlpcore::ops {
 
+// How a tile family runs the fused kernel (Tile::fused_policy(widest layer in tiles, shape compiled in)):
+// sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
+// prefetch_weights the next output tile's weights load during this one's matrix instructions.
+struct FusedPolicy {
+  int sample_tiles;
+  bool prefetch_weights;
+};
+
 // A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).
 template <class Half, class Pack, class Value>
 MLPCORE_DEVICE Half pack_pairs_with(Pack pack, Value value) {
