@@ -140,10 +140,12 @@ std::vector<FusedKernel> fused_kernels() {
   }
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED
+  const std::size_t float32_kernels = out.size();
+  for (std::size_t i = 0; i < float32_kernels; ++i) out.push_back({out[i].name + "_f16", out[i].matrix_ops, out[i].shuffles});  // float16 I/O twins
   return out;
 }
 
-// The fused MLP kernels the hip backend runs: one matrix instruction per (output tile, K tile) of every
+// The fused MLP kernels the hip backend runs (float32 and float16 I/O): one matrix instruction per (output tile, K tile) of every
 // layer, activations in registers (no LDS instruction at all, so none between layers), no scratch.
 TEST_P(CodeObject, FusedMlpKernelsChainLayersInRegisters) {
   const std::string arch = GetParam();
