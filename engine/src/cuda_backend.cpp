@@ -6,8 +6,7 @@
 #include "engine/src/backend.h"
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
-#include "engine/src/device_buffer.h"
-#include "engine/src/fused_packing.h"
+#include "engine/src/gpu_launch.h"
 #include "ops/tile_mma_sm80.h"
 
 namespace mlpcore::detail {
@@ -35,19 +34,10 @@ class CudaNetwork final : public BackendNetwork {
       ContextScope scope(d_, context_);
       const PackedNetwork packed = pack_network<Tile>(model, "cuda");
       module_ = d_.load_module(probe.fatbin->data);
-      const std::string name = fused_kernel_name(model, packed);
-      for (const Io io : {Io::f32, Io::f16}) {
-        const std::string io_name = name + fused_kernel_suffix(io);
-        kernels_[static_cast<int>(io)] = d_.function(module_, io_name.c_str());
-        if (!kernels_[static_cast<int>(io)]) throw Error(ErrorCode::device, "backend 'cuda'", "", "fat binary has no kernel " + io_name);
-      }
-      weights_ = upload(d_, packed.weights);
-      biases_ = upload(d_, packed.biases);
-      layers_ = upload(d_, packed.layers);
-      view_ = {static_cast<const ops::half_t*>(weights_->get()), static_cast<const float*>(biases_->get()),
-               static_cast<const ops::LayerDesc*>(layers_->get()), static_cast<std::uint32_t>(packed.layers.size()), packed.input_dim,
-               packed.output_dim};
-      device_view_ = device_view_of(weights_->get(), static_cast<const float*>(biases_->get()), layers_->get(), packed);
+      kernels_ = find_fused_kernels(d_, module_, fused_kernel_name(model, packed), [](const std::string& name) {
+        throw Error(ErrorCode::device, "backend 'cuda'", "", "fat binary has no kernel " + name);
+      });
+      net_.emplace(d_, packed);
     } catch (...) {
       release();
       throw;
@@ -60,37 +50,22 @@ class CudaNetwork final : public BackendNetwork {
     check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);
     ContextScope scope(d_, context_);
-    const std::size_t in_bytes = call.batch * view_.input_dim * io_bytes(call.io), out_bytes = call.batch * view_.output_dim * io_bytes(call.io);
-    DeviceBuffer<CudaDriver> in(d_, in_bytes), out(d_, out_bytes);
-    d_.copy(in.get(), call.input, in_bytes);
-    launch({in.get(), out.get(), call.batch, call.io}, nullptr);
-    d_.copy(call.output, out.get(), out_bytes);  // synchronous: waits for the kernel on the legacy default stream
+    run_staged(d_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(d_, kernels_, net_->view, on_device, Tile::kWave, nullptr); });
   }
 
-  std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
+  std::optional<DeviceNetworkView> device_view() const override { return net_->device_view; }
 
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
     ContextScope scope(d_, context_);
-    launch(call, stream);
+    launch_fused(d_, kernels_, net_->view, call, Tile::kWave, stream);
   }
 
  private:
-  void launch(const IoBuffers& call, void* stream) const {
-    auto n = static_cast<unsigned>(call.batch);
-    ops::NetworkView view = view_;
-    const void* input = call.input;
-    void* output = call.output;
-    void* args[] = {&view, &input, &output, &n};
-    d_.launch(kernels_[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * Tile::kWave, args, stream);
-  }
-
   void release() noexcept {
     try {
       ContextScope scope(d_, context_);
-      weights_.reset();
-      biases_.reset();
-      layers_.reset();
+      net_.reset();
       d_.unload_module(module_);
     } catch (const Error&) {  // the context is gone: so are its allocations
     }
@@ -101,10 +76,8 @@ class CudaNetwork final : public BackendNetwork {
   int device_;
   void* context_;
   void* module_ = nullptr;
-  void* kernels_[2] = {};  // by Io
-  std::unique_ptr<DeviceBuffer<CudaDriver>> weights_, biases_, layers_;
-  ops::NetworkView view_{};
-  DeviceNetworkView device_view_{};
+  FusedKernels kernels_{};
+  std::optional<UploadedNetwork<CudaDriver>> net_;
   mutable std::mutex mutex_;
 };
 

@@ -6,8 +6,7 @@
 
 #include "engine/src/amd_arch.h"
 #include "engine/src/backend.h"
-#include "engine/src/device_buffer.h"
-#include "engine/src/fused_packing.h"
+#include "engine/src/gpu_launch.h"
 #include "engine/src/hip_backend.h"
 #include "engine/src/hip_runtime.h"
 #include "ops/tile_mfma_gfx9.h"
@@ -35,63 +34,39 @@ class HipNetwork final : public BackendNetwork {
       default: packed = pack_network<ops::TileMfmaGfx9>(model, "hip"), wave_ = ops::TileMfmaGfx9::kWave; break;
     }
     module_ = rt_.load_module(probe.object->data);
-    const std::string name = fused_kernel_name(model, packed);
-    for (const Io io : {Io::f32, Io::f16}) {
-      const std::string io_name = name + fused_kernel_suffix(io);
-      kernels_[static_cast<int>(io)] = rt_.function(module_, io_name.c_str());
-      if (!kernels_[static_cast<int>(io)]) throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + io_name);
-    }
-    weights_ = upload(rt_, packed.weights);
-    biases_ = upload(rt_, packed.biases);
-    layers_ = upload(rt_, packed.layers);
-    view_ = {static_cast<const ops::half_t*>(weights_->get()), static_cast<const float*>(biases_->get()),
-             static_cast<const ops::LayerDesc*>(layers_->get()), static_cast<std::uint32_t>(packed.layers.size()), packed.input_dim,
-             packed.output_dim};
-    device_view_ = device_view_of(weights_->get(), static_cast<const float*>(biases_->get()), layers_->get(), packed);
+    kernels_ = find_fused_kernels(rt_, module_, fused_kernel_name(model, packed), [&](const std::string& name) {
+      throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
+    });
+    net_.emplace(rt_, packed);
   }
 
   ~HipNetwork() override { rt_.unload_module(module_); }
-
- private:
-  void launch(const IoBuffers& call, void* stream) const {
-    auto n = static_cast<unsigned>(call.batch);
-    ops::NetworkView view = view_;
-    const void* input = call.input;
-    void* output = call.output;
-    void* args[] = {&view, &input, &output, &n};
-    rt_.launch(kernels_[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * wave_, args, stream);
-  }
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);  // the current device is per host thread; callers share this network
     rt_.set_device(device_);
-    const std::size_t in_bytes = call.batch * view_.input_dim * io_bytes(call.io), out_bytes = call.batch * view_.output_dim * io_bytes(call.io);
-    DeviceBuffer<HipRuntime> in(rt_, in_bytes), out(rt_, out_bytes);
-    rt_.copy(in.get(), call.input, in_bytes);
-    launch({in.get(), out.get(), call.batch, call.io}, nullptr);
-    rt_.copy(call.output, out.get(), out_bytes);  // synchronous: waits for the kernel on the null stream
+    run_staged(rt_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(rt_, kernels_, net_->view, on_device, wave_, nullptr); });
   }
 
-  std::optional<DeviceNetworkView> device_view() const override { return device_view_; }
+  std::optional<DeviceNetworkView> device_view() const override { return net_->device_view; }
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);
     rt_.set_device(device_);
-    launch(call, stream);
+    launch_fused(rt_, kernels_, net_->view, call, wave_, stream);
   }
 
+ private:
   const HipRuntime& rt_;
   int device_;
   unsigned wave_ = 0;
   void* module_ = nullptr;
-  void* kernels_[2] = {};  // by Io
-  std::unique_ptr<DeviceBuffer<HipRuntime>> weights_, biases_, layers_;
-  ops::NetworkView view_{};
-  DeviceNetworkView device_view_{};
+  FusedKernels kernels_{};
+  std::optional<UploadedNetwork<HipRuntime>> net_;
   mutable std::mutex mutex_;
 };
 

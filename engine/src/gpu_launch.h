@@ -1,0 +1,62 @@
+#pragma once
+// What the hip and cuda backends do alike with their runtime (HipRuntime, CudaDriver): find a fused
+// kernel and its float16-I/O twin, launch one, and run a call through device buffers of its own.
+#include <array>
+#include <string>
+
+#include "engine/src/backend.h"
+#include "engine/src/device_buffer.h"
+#include "engine/src/fused_packing.h"
+
+namespace mlpcore::detail {
+
+using FusedKernels = std::array<void*, 2>;  // by Io
+
+// A packed network uploaded to the device once, and the views of it the kernels take.
+template <class Runtime>
+struct UploadedNetwork {
+  UploadedNetwork(const Runtime& rt, const PackedNetwork& p)
+      : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
+        view{static_cast<const ops::half_t*>(weights->get()), static_cast<const float*>(biases->get()),
+             static_cast<const ops::LayerDesc*>(layers->get()), static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim},
+        device_view(device_view_of(weights->get(), view.biases, layers->get(), p)) {}
+
+  std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
+  ops::NetworkView view;
+  DeviceNetworkView device_view;
+};
+
+// The fused kernel `name` and its _f16 twin; missing(name) throws for one the module does not hold.
+template <class Runtime, class Missing>
+FusedKernels find_fused_kernels(const Runtime& rt, void* module, const std::string& name, Missing missing) {
+  FusedKernels kernels{};
+  for (const Io io : {Io::f32, Io::f16}) {
+    const std::string io_name = name + fused_kernel_suffix(io);
+    kernels[static_cast<int>(io)] = rt.function(module, io_name.c_str());
+    if (!kernels[static_cast<int>(io)]) missing(io_name);
+  }
+  return kernels;
+}
+
+// One fused-kernel launch for `call` (buffers in device memory) on `stream`; `wave` is the wave size.
+template <class Runtime>
+void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkView view, const IoBuffers& call, unsigned wave, void* stream) {
+  auto n = static_cast<unsigned>(call.batch);
+  const void* input = call.input;
+  void* output = call.output;
+  void* args[] = {&view, &input, &output, &n};
+  rt.launch(kernels[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
+}
+
+// `call` with host (or device) buffers, copied through device buffers allocated for it around
+// launch(the call on those); the synchronous copy back waits for the kernel (null stream).
+template <class Runtime, class Launch>
+void run_staged(const Runtime& rt, const IoBuffers& call, const ops::NetworkView& view, Launch launch) {
+  const std::size_t in_bytes = call.batch * view.input_dim * io_bytes(call.io), out_bytes = call.batch * view.output_dim * io_bytes(call.io);
+  DeviceBuffer<Runtime> in(rt, in_bytes), out(rt, out_bytes);
+  rt.copy(in.get(), call.input, in_bytes);
+  launch(IoBuffers{in.get(), out.get(), call.batch, call.io});
+  rt.copy(call.output, out.get(), out_bytes);
+}
+
+}  // namespace mlpcore::detail
