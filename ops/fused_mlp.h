@@ -140,7 +140,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
   typename Tile::BFrag next[Tiles][S];
   // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
   // (their L1 latency is what such a kernel otherwise waits on).
-  typename Tile::AFrag weights[Tiles], upcoming[Tiles];
+  typename Tile::AFrag weights[Tiles]{}, upcoming[Tiles]{};  // only fragments kt < in_tiles are read
   const auto load_weights = [&](int mt, typename Tile::AFrag (&into)[Tiles]) {
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt)
@@ -159,13 +159,15 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
-      if constexpr (!Prefetch) weights[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
+      // Without Prefetch each fragment loads right before its instructions: the fewest live registers.
+      const typename Tile::AFrag fragment = Prefetch ? weights[kt] : load_packed_a<Tile>(w, in_tiles, mt, kt);
       MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(weights[kt], act[kt][s], kt == 0 ? bias_acc : acc[s]);
+      for (int s = 0; s < S; ++s) acc[s] = Tile::mma(fragment, act[kt][s], kt == 0 ? bias_acc : acc[s]);
     }
     if constexpr (Prefetch) {
       MLPCORE_UNROLL
-      for (int kt = 0; kt < Tiles; ++kt) weights[kt] = upcoming[kt];
+      for (int kt = 0; kt < Tiles; ++kt)
+        if (kt < in_tiles && mt + 1 < out_tiles) weights[kt] = upcoming[kt];
     }
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {

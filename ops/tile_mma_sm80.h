@@ -84,10 +84,11 @@ struct TileMmaSm80 {
     *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(d[2], d[3], d[6], d[7]);
   }
 
+  // Four output values as stored: float32 as they are, float16 packed like every other conversion.
   template <class Io>
   MLPCORE_DEVICE static vec<Io, 4> to_io(float a, float b, float c, float d) {
     if constexpr (sizeof(Io) == sizeof(half_t))
-      return __builtin_bit_cast(vec<Io, 4>, vec<std::uint32_t, 2>{__builtin_bit_cast(std::uint32_t, pack2(a, b)), __builtin_bit_cast(std::uint32_t, pack2(c, d))});
+      return pack_floats<TileMmaSm80, vec<Io, 4>>(vec<float, 4>{a, b, c, d});
     else
       return vec<Io, 4>{a, b, c, d};
   }

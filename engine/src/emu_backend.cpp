@@ -37,8 +37,7 @@ class EmuNetwork final : public BackendNetwork {
   template <class Io>
   void run(const Io* input, Io* output, std::size_t batch) const {
     check_fused_batch(batch);
-    const ops::NetworkView view{packed_.weights.data(), packed_.biases.data(), packed_.layers.data(),
-                                static_cast<std::uint32_t>(packed_.layers.size()), packed_.input_dim, packed_.output_dim};
+    const ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
     const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);

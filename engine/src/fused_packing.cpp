@@ -55,6 +55,11 @@ void check_fused_batch(std::size_t batch) {
     throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(batch) + " samples in one call; at most 2^32 - 16");
 }
 
+ops::NetworkView network_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p) {
+  return {static_cast<const ops::half_t*>(weights), biases, static_cast<const ops::LayerDesc*>(layers), static_cast<std::uint32_t>(p.layers.size()),
+          p.input_dim, p.output_dim};
+}
+
 DeviceNetworkView device_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p) {
   return {weights, biases, layers, static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim,
           static_cast<std::uint32_t>(p.max_tiles)};

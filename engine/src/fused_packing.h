@@ -69,6 +69,9 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   return p;
 }
 
+// The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
+ops::NetworkView network_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p);
+
 // The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
 int fixed_shape_index(const Model& model);
 

@@ -17,8 +17,7 @@ template <class Runtime>
 struct UploadedNetwork {
   UploadedNetwork(const Runtime& rt, const PackedNetwork& p)
       : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
-        view{static_cast<const ops::half_t*>(weights->get()), static_cast<const float*>(biases->get()),
-             static_cast<const ops::LayerDesc*>(layers->get()), static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim},
+        view(network_view_of(weights->get(), static_cast<const float*>(biases->get()), layers->get(), p)),
         device_view(device_view_of(weights->get(), view.biases, layers->get(), p)) {}
 
   std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
