@@ -83,9 +83,10 @@ MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
   return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
 }
 
+// The input tiles of block b, whose rows start at `rows` (sample b.sample0; in_dim values apart).
 template <class Tile, int Tiles, int S, class Io>
-MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* input, unsigned in_dim, SampleBlock b) {
-  const bool vector_rows = rows_vectorizable(input, in_dim);
+MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b) {
+  const bool vector_rows = rows_vectorizable(rows, in_dim);
   MLPCORE_UNROLL
   for (int s = 0; s < S; ++s) {
     const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
@@ -93,7 +94,7 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
-      const Io* row0 = input + static_cast<std::size_t>(sample0) * in_dim + kt * 16;
+      const Io* row0 = rows + static_cast<std::size_t>(16 * s) * in_dim + kt * 16;
       const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
       if constexpr (RowVectorIo<Tile>) {
         if (full_tile && vector_rows) {
@@ -189,23 +190,77 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       if (mt < out_tiles) act[mt][s] = next[mt][s];
 }
 
-// Calls f(SampleBlock) for each block of S sample tiles this wave owns (grid-stride over waves).
+// Calls f(block, next) for each block of S sample tiles this wave owns (grid-stride over waves); next is
+// the first sample of the wave's following block, >= batch after its last.
 template <class Tile, int S, class F>
 MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
   const unsigned waves_per_block = block_dim_x() / Tile::kWave;
   const unsigned stride = grid_dim_x() * waves_per_block;
   const unsigned blocks = (batch + 16 * S - 1) / (16 * S);
   for (unsigned t = block_x() * waves_per_block + thread_x() / Tile::kWave; t < blocks; t += stride)
-    f(SampleBlock{t * 16 * S, batch});
+    f(SampleBlock{t * 16 * S, batch}, t + stride < blocks ? (t + stride) * 16 * S : batch);
+}
+
+// FusedPolicy::prefetch_input: while a wave computes on one block of S sample tiles, the input rows of
+// its next block are copied into its shared memory (Tile::copy_async16). Whole blocks of a 16-byte
+// aligned input only (a block's rows are then whole 16-byte chunks); others read global memory.
+template <class Tile, class Io, int S, int InTiles, bool Enabled>
+class InputPrefetch {
+ public:
+  MLPCORE_DEVICE InputPrefetch(const Io* input, unsigned in_dim, unsigned batch) : input_(input), in_dim_(in_dim), batch_(batch) {
+    if constexpr (Enabled) {
+      MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];
+      stage_ = chunks[thread_x() / Tile::kWave];
+      aligned_ = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+    }
+  }
+  // Where block sample0's rows are: in shared memory if they were fetched, else in the input.
+  MLPCORE_DEVICE const Io* rows(unsigned sample0) {
+    if constexpr (Enabled) {
+      if (fetched_ == sample0) {
+        Tile::wait_async_copies();
+        sync_wave();  // the other lanes' copies are visible
+        return reinterpret_cast<const Io*>(stage_);
+      }
+    }
+    return input_ + static_cast<std::size_t>(sample0) * in_dim_;
+  }
+  // Starts fetching block sample0's rows, once the wave has read the previous block's.
+  MLPCORE_DEVICE void fetch(unsigned sample0) {
+    if constexpr (Enabled) {
+      fetched_ = kNone;
+      if (!aligned_ || sample0 + 16 * S > batch_) return;  // not a whole block
+      fetched_ = sample0;
+      sync_wave();
+      const auto* src = reinterpret_cast<const vec<std::uint32_t, 4>*>(input_ + static_cast<std::size_t>(sample0) * in_dim_);
+      const unsigned count = 16 * S * in_dim_ * sizeof(Io) / 16;
+      for (unsigned c = lane_id(); c < count; c += Tile::kWave) Tile::copy_async16(&stage_[c], &src[c]);
+    }
+  }
+
+ private:
+  static constexpr unsigned kChunks = 16 * S * 16 * InTiles * sizeof(Io) / 16;
+  static constexpr unsigned kNone = ~0u;  // no block's sample0 (blocks are whole tiles of 16)
+
+  const Io* input_;
+  unsigned in_dim_, batch_;
+  vec<std::uint32_t, 4>* stage_ = nullptr;
+  bool aligned_ = false;
+  unsigned fetched_ = kNone;  // the block whose rows are in (or on their way to) stage_
+};
+
+template <class Tile, int MaxTiles>
+constexpr FusedPolicy runtime_shape_policy() {
+  return Tile::fused_policy({MaxTiles, MaxTiles, false});
 }
 
 template <class Tile, int MaxTiles, class Io>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr int S = Tile::fused_policy(MaxTiles, false).sample_tiles;
-  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
+  constexpr int S = runtime_shape_policy<Tile, MaxTiles>().sample_tiles;
+  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned) {
     typename Tile::BFrag act[MaxTiles][S];
-    load_input<Tile>(act, net.layers[0].in_tiles, input, net.input_dim, b);
+    load_input<Tile>(act, net.layers[0].in_tiles, input + static_cast<std::size_t>(b.sample0) * net.input_dim, net.input_dim, b);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
       dense_layer<Tile, RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, b);
@@ -226,16 +281,24 @@ constexpr int widest() {
   return m;
 }
 
+template <class Tile, int... Widths>
+constexpr FusedPolicy fixed_shape_policy() {
+  return Tile::fused_policy({width_at<0, Widths...>(), widest<Widths...>(), true});
+}
+
 template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths, class Io>
 MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
-  constexpr FusedPolicy kPolicy = Tile::fused_policy(kTiles, true);
+  constexpr FusedPolicy kPolicy = fixed_shape_policy<Tile, Widths...>();
   constexpr int S = kPolicy.sample_tiles;
-  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b) {
+  constexpr int kInTiles = width_at<0, Widths...>();
+  InputPrefetch<Tile, Io, S, kInTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
-    load_input<Tile>(act, width_at<0, Widths...>(), input, net.input_dim, b);
+    load_input<Tile>(act, kInTiles, prefetch.rows(b.sample0), net.input_dim, b);
+    prefetch.fetch(next);
     [&]<int... L>(std::integer_sequence<int, L...>) {
       (dense_layer<Tile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
                                                             L + 1 == kLayers, act, output, b),

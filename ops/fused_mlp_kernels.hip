@@ -1,30 +1,34 @@
 // The fused MLP kernels as code objects, one per architecture: mlpcore_mlp_t<N> keeps up to N tiles of
 // 16 per layer (widths up to 16 N) in registers; mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h
 // compiled in. Each reads and writes float32; the same kernel with the suffix _f16 reads and writes
-// float16. Blocks are kFusedWavesPerBlock waves.
+// float16. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy sets their register bounds.
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/native_tile.h"
 
-#define MLPCORE_FUSED_KERNEL(name, io, ...)                                                                          \
-  extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave) \
+#define MLPCORE_FUSED_KERNEL(name, io, policy, ...)                                                                 \
+  extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS_MIN(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave, \
+                                                      (policy).min_blocks)                                                \
   void name(mlpcore::ops::NetworkView net, const io* input, io* output, unsigned batch) {                              \
     __VA_ARGS__(net, input, output, batch);                                                                             \
   }
 
-#define MLPCORE_FUSED_MLP_KERNELS(N)                                                                         \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N, float, mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>)         \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N##_f16, mlpcore::ops::half_t, mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>)
+#define MLPCORE_RUNTIME_POLICY(N) mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, N>()
+#define MLPCORE_FUSED_MLP_KERNELS(N)                                                                                              \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N, float, MLPCORE_RUNTIME_POLICY(N), mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>) \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_t##N##_f16, mlpcore::ops::half_t, MLPCORE_RUNTIME_POLICY(N), mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, N>)
 
 MLPCORE_FUSED_MLP_KERNELS(1)
 MLPCORE_FUSED_MLP_KERNELS(2)
 MLPCORE_FUSED_MLP_KERNELS(4)
 MLPCORE_FUSED_MLP_KERNELS(8)
 
+#define MLPCORE_FIXED_POLICY(...) mlpcore::ops::fixed_shape_policy<mlpcore::ops::NativeTile, __VA_ARGS__>()
 #define MLPCORE_FIXED_FORWARD(hidden, output, ...) \
   mlpcore::ops::mlp_forward_fixed<mlpcore::ops::NativeTile, mlpcore::ActivationKind::hidden, mlpcore::ActivationKind::output, __VA_ARGS__>
-#define MLPCORE_FIXED_MLP_KERNELS(index, hidden, output, ...)                                                        \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index, float, MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__))          \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##_f16, mlpcore::ops::half_t, MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__))
+#define MLPCORE_FIXED_MLP_KERNELS(index, hidden, output, ...)                                                                         \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index, float, MLPCORE_FIXED_POLICY(__VA_ARGS__), MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__)) \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##_f16, mlpcore::ops::half_t, MLPCORE_FIXED_POLICY(__VA_ARGS__),                          \
+                       MLPCORE_FIXED_FORWARD(hidden, output, __VA_ARGS__))
 
 MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_MLP_KERNELS)

@@ -15,7 +15,10 @@
 #include "ops/emu/wave_emulator.h"
 #define MLPCORE_KERNEL
 #define MLPCORE_LAUNCH_BOUNDS(threads)
+#define MLPCORE_LAUNCH_BOUNDS_MIN(threads, min_blocks)
 #define MLPCORE_DEVICE inline
+// Blocks run one after another on the launching thread: per-thread storage is per-block storage.
+#define MLPCORE_SHARED static thread_local
 namespace mlpcore::ops {
 inline unsigned thread_x() { return emu::thread_idx().x; }
 inline unsigned thread_y() { return emu::thread_idx().y; }
@@ -40,6 +43,13 @@ inline void schedule_barrier() {}
 // HIP and CUDA share these names.
 #define MLPCORE_KERNEL __global__
 #define MLPCORE_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+// The same, and CUDA's register allocation leaves room for min_blocks blocks per multiprocessor (HIP's
+// second argument means something else, and the AMD kernels need none).
+#if defined(__CUDACC__)
+#define MLPCORE_LAUNCH_BOUNDS_MIN(threads, min_blocks) __launch_bounds__(threads, min_blocks)
+#else
+#define MLPCORE_LAUNCH_BOUNDS_MIN(threads, min_blocks) __launch_bounds__(threads)
+#endif
 #define MLPCORE_DEVICE __device__ __forceinline__
 #define MLPCORE_SHARED __shared__
 namespace mlpcore::ops {

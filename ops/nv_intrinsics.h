@@ -2,6 +2,7 @@
 // Our names for the NVIDIA tensor-core and conversion instructions: inline PTX on the device (sm_80 and
 // newer; elsewhere a trap naming the instruction), the wave emulator in the host emulator build.
 #include <cstdint>
+#include <cstring>
 
 #include "ops/gpu_platform.h"
 #include "ops/simd_types.h"
@@ -56,6 +57,29 @@ MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32
   return d;
 #else
   trap("mma.sync.m16n8k16 in a kernel built for a target before sm_80");
+#endif
+}
+
+// cp.async.cg.shared.global, 16 bytes: starts copying src (global) to dst (shared), bypassing L1; the
+// data is there after cp_async_wait_all. The emulator copies at once, which is one valid schedule.
+MLPCORE_DEVICE void cp_async_16(void* dst, const void* src) {
+#if MLPCORE_EMULATOR
+  std::memcpy(dst, src, 16);
+#elif MLPCORE_ARCH_SM80
+  const auto shared = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared), "l"(src) : "memory");
+#else
+  trap("cp.async in a kernel built for a target before sm_80");
+#endif
+}
+
+// cp.async.wait_all: this lane's cp.async copies are complete (other lanes' need sync_wave after).
+MLPCORE_DEVICE void cp_async_wait_all() {
+#if MLPCORE_EMULATOR
+#elif MLPCORE_ARCH_SM80
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#else
+  trap("cp.async.wait_all in a kernel built for a target before sm_80");
 #endif
 }
 

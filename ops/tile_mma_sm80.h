@@ -35,9 +35,15 @@ struct TileMmaSm80 {
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
   // Measured on an H100: two sample tiles per warp, except one in the run-time-shaped kernels wider than
   // 32 (their extra registers would spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one);
-  // compiled-in shapes 128 wide also load the next output tile's weights early (32-128x4-16 +19%).
-  static constexpr FusedPolicy fused_policy(int width_tiles, bool fixed_shape) {
-    return {fixed_shape || width_tiles <= 2 ? 2 : 1, fixed_shape && width_tiles > 4};
+  // compiled-in shapes 128 wide also load the next output tile's weights early (32-128x4-16 +19%);
+  // compiled-in 64-wide shapes with one input tile prefetch their input and fit 96 registers, 5 blocks
+  // per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the prefetch
+  // alone gains nothing).
+  static constexpr FusedPolicy fused_policy(FusedShape shape) {
+    if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
+    if (shape.width_tiles > 4) return {2, true};
+    if (shape.input_tiles > 1) return {2};
+    return {2, false, true, 5};
   }
   static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
   static constexpr int acc_unit(int m) { return k_feature(m); }
@@ -92,6 +98,10 @@ struct TileMmaSm80 {
     else
       return vec<Io, 4>{a, b, c, d};
   }
+
+  // Copies that run while the warp computes (FusedPolicy::prefetch_input): 16 bytes global -> shared.
+  MLPCORE_DEVICE static void copy_async16(void* shared_dst, const void* src) { nv::cp_async_16(shared_dst, src); }
+  MLPCORE_DEVICE static void wait_async_copies() { nv::cp_async_wait_all(); }
 
   // The accumulator's element i sits where the next A fragment's element i must: only the packing.
   MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileMmaSm80, BFrag>(d); }

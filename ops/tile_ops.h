@@ -6,12 +6,26 @@
 
 namespace mlpcore::ops {
 
-// How a tile family runs the fused kernel (Tile::fused_policy(widest layer in tiles, shape compiled in)):
+// What a fused kernel knows of its network at compile time: input and widest layer in tiles of 16, and
+// whether the whole shape is compiled in (else those are upper bounds).
+struct FusedShape {
+  int input_tiles;
+  int width_tiles;
+  bool fixed;
+};
+
+// How a tile family runs the fused kernel (Tile::fused_policy(FusedShape)):
 // sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
-// prefetch_weights the next output tile's weights load during this one's matrix instructions.
+// prefetch_weights the next output tile's weights load during this one's matrix instructions; with
+// prefetch_input the next sample block's input is copied to shared memory during this one's layers
+// (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
+// multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; the
+// AMD kernels leave register allocation to the compiler).
 struct FusedPolicy {
-  int sample_tiles;
-  bool prefetch_weights;
+  int sample_tiles = 1;
+  bool prefetch_weights = false;
+  bool prefetch_input = false;
+  int min_blocks = 0;
 };
 
 // A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).

@@ -173,6 +173,21 @@ TEST_P(FusedBackend, Float16InputAndOutputMatchFloat64) {
   std::cout << GetParam() << ": float16 I/O worst relative error " << stats.worst << "\n";
 }
 
+// Batches over several sample blocks per wave (the emulated grid is at most 8 blocks of 4 waves, 32 samples
+// each), ending in a partial block: the kernels that prefetch the next block's input (NVIDIA) use it.
+TEST_P(FusedBackend, FixedShapesOverManySampleBlocksMatchFloat64) {
+  std::mt19937 rng(seed(11));
+  Stats stats;
+  for (const std::vector<std::size_t>& widths : {std::vector<std::size_t>{16, 64, 64, 4}, std::vector<std::size_t>{3, 64, 64, 64, 64, 1}}) {
+    std::vector<Activation> acts(widths.size() - 1, Activation::make(ActivationKind::relu));
+    acts.back() = Activation::make(ActivationKind::none);
+    const Model m = test::random_model(rng, widths, acts);
+    const std::string name = std::to_string(widths[0]) + "-" + std::to_string(widths[1]) + "-" + std::to_string(widths.back());
+    check<float>(m, GetParam(), 2 * 1024 + 53, rng, "float32 " + name, stats);
+    check<std::uint16_t>(m, GetParam(), 2 * 1024 + 53, rng, "float16 " + name, stats);
+  }
+}
+
 // Buffers that are not 16-byte aligned (one value into an aligned allocation) work in both precisions.
 TEST_P(FusedBackend, UnalignedBuffersMatchFloat64) {
   std::mt19937 rng(seed(10));
