@@ -19,8 +19,8 @@ struct FusedShape {
 // prefetch_weights the next output tile's weights load during this one's matrix instructions; with
 // prefetch_input the next sample block's input is copied to shared memory during this one's layers
 // (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
-// multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; the
-// AMD kernels leave register allocation to the compiler).
+// multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
+// it to the compiler, as the AMD kernels always do).
 struct FusedPolicy {
   int sample_tiles = 1;
   bool prefetch_weights = false;
