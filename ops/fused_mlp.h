@@ -257,13 +257,16 @@ constexpr FusedPolicy runtime_shape_policy() {
 template <class Tile, int MaxTiles, class Io>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr int S = runtime_shape_policy<Tile, MaxTiles>().sample_tiles;
-  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned) {
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, MaxTiles>();
+  constexpr int S = kPolicy.sample_tiles;
+  InputPrefetch<Tile, Io, S, MaxTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[MaxTiles][S];
-    load_input<Tile>(act, net.layers[0].in_tiles, input + static_cast<std::size_t>(b.sample0) * net.input_dim, net.input_dim, b);
+    load_input<Tile>(act, net.layers[0].in_tiles, prefetch.rows(b.sample0), net.input_dim, b);
+    prefetch.fetch(next);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, b);
+      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, b);
     }
   });
 }
