@@ -122,9 +122,12 @@ int cmd_bench(const std::string& model_path, const std::string& backend, std::si
 }
 
 int cmd_backends() {
-  for (const auto& b : list_backends()) {
-    if (b.available) std::printf("%-10s available      %s\n", b.name.c_str(), b.description.c_str());
-    else std::printf("%-10s not available  %s: %s\n", b.name.c_str(), b.description.c_str(), b.unavailable_reason.c_str());
+  const auto backends = list_backends();
+  int width = 0;  // names in one column
+  for (const auto& b : backends) width = std::max(width, static_cast<int>(b.name.size()));
+  for (const auto& b : backends) {
+    if (b.available) std::printf("%-*s  available      %s\n", width, b.name.c_str(), b.description.c_str());
+    else std::printf("%-*s  not available  %s: %s\n", width, b.name.c_str(), b.description.c_str(), b.unavailable_reason.c_str());
   }
   std::printf("default: %s\n", default_backend().c_str());
   return 0;

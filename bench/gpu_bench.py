@@ -3,8 +3,9 @@
 
     python3 bench/gpu_bench.py --lib build/engine/libmlpcore_c.so --out docs   # writes benchmarks.md/.png
 
-mlpcore: the cuda (or hip) backend through libmlpcore_c's enqueue on PyTorch's current stream, float32
-in and out, and float16 in and out (enqueue_f16). PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
+mlpcore: each of --backends (default cuda, and cuda-f16acc: float16 accumulation; hip on AMD) through
+libmlpcore_c's enqueue on PyTorch's current stream, float32 in and out, and float16 in and out
+(enqueue_f16). PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
 graph (its best case), fp16 in and out. Both are timed with CUDA events: the median of --repeats calls
 after warm-up. The same run measures two ceilings: device-to-device copy bandwidth and a large fp16
 GEMM. Every mlpcore result is checked against PyTorch's float32 forward pass first.
@@ -110,7 +111,8 @@ def torch_graph(model16, x16):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", required=True)
-    p.add_argument("--backend", default="cuda")
+    p.add_argument("--backends", type=lambda v: v.split(","), default=["cuda", "cuda-f16acc"],
+                   help="comma-separated mlpcore backends, side by side (default: cuda,cuda-f16acc)")
     p.add_argument("--out", default=None, help="folder for benchmarks.md and benchmarks.png")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="only batch 2^22 and 2^16, no plot or report")
@@ -125,39 +127,40 @@ def main():
     if 2 ** 16 not in batches:
         batches.append(2 ** 16)
     batches = [2 ** 16, 2 ** 22] if args.quick else sorted(set(batches + [2 ** 22]))
-    results = {}  # name -> {batch: (mlpcore float32 I/O, mlpcore float16 I/O, torch)}
-    errors = {}
+    series = [(b, io) for b in args.backends for io in ("float32", "float16")]  # mlpcore's, in table order
+    results = {}  # name -> {batch: [samples/s per series..., torch]}
+    errors = {}  # name -> [max rel. error per series]
     tmp = tempfile.mkdtemp()
     for name, inp, width, hidden, out in args.networks:
         model = make_net(inp, width, hidden, out).to(dev).eval()
         path = os.path.join(tmp, name + ".safetensors")
         export(model, path)
-        net = Mlpcore(lib, path, args.backend)
+        nets = {b: Mlpcore(lib, path, b) for b in args.backends}
         model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs
         x = torch.rand(100003, inp, device=dev) * 2 - 1
-        y = torch.empty(100003, out, device=dev)
-        y16 = torch.empty(100003, out, device=dev, dtype=torch.float16)
-        net.enqueue(x, y)
-        net.enqueue(x.half(), y16)
-        torch.cuda.synchronize()
         with torch.inference_mode():
-            ref, ref16 = model(x), model(x.half().float())
-        errors[name] = tuple(((got.float() - r).abs() / r.abs().clamp(min=1)).max().item() for got, r in ((y, ref), (y16, ref16)))
+            refs = {"float32": model(x), "float16": model(x.half().float())}
+        errors[name] = []
+        for b, io in series:
+            dtype = torch.float32 if io == "float32" else torch.float16
+            y = torch.empty(100003, out, device=dev, dtype=dtype)
+            nets[b].enqueue(x.to(dtype), y)
+            torch.cuda.synchronize()
+            errors[name].append(((y.float() - refs[io]).abs() / refs[io].abs().clamp(min=1)).max().item())
         results[name] = {}
         for batch in batches:
-            x = torch.rand(batch, inp, device=dev) * 2 - 1
-            y = torch.empty(batch, out, device=dev)
-            x16, y16 = x.half(), torch.empty(batch, out, device=dev, dtype=torch.float16)
-            t_ours = time_ms(lambda: net.enqueue(x, y), args.repeats)
-            t_ours16 = time_ms(lambda: net.enqueue(x16, y16), args.repeats)
-            graph, _ = torch_graph(model16, x16)
-            t_torch = time_ms(graph.replay, args.repeats)
-            results[name][batch] = tuple(batch / t * 1e3 for t in (t_ours, t_ours16, t_torch))
-            print(f"{name} batch {batch}: mlpcore {results[name][batch][0] / 1e9:.3f} G/s (float16 I/O "
-                  f"{results[name][batch][1] / 1e9:.3f}), pytorch {results[name][batch][2] / 1e9:.3f} G/s", flush=True)
-        del net
+            xs = {"float32": torch.rand(batch, inp, device=dev) * 2 - 1}
+            xs["float16"] = xs["float32"].half()
+            ys = {io: torch.empty(batch, out, device=dev, dtype=xs[io].dtype) for io in xs}
+            rates = [batch / time_ms(lambda: nets[b].enqueue(xs[io], ys[io]), args.repeats) * 1e3 for b, io in series]
+            graph, _ = torch_graph(model16, xs["float16"])
+            rates.append(batch / time_ms(graph.replay, args.repeats) * 1e3)
+            results[name][batch] = rates
+            print(f"{name} batch {batch}: " + ", ".join(f"{b} {io} I/O {r / 1e9:.3f}" for (b, io), r in zip(series, rates)) +
+                  f", pytorch {rates[-1] / 1e9:.3f} G/s", flush=True)
+        del nets
     # ceilings
     a = torch.empty(2 ** 28, dtype=torch.float32, device=dev)
     b = torch.empty_like(a)
@@ -170,20 +173,20 @@ def main():
 
     lines = [f"# GPU benchmarks: mlpcore vs PyTorch on {gpu}", "",
              f"Measured by `bench/gpu_bench.py` in one process on one {gpu}: samples per second (median of "
-             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backend `{args.backend}`, `enqueue` on "
-             "PyTorch's stream, float32 in and out, and float16 in and out (`enqueue_f16`). PyTorch " + torch.__version__ +
-             ": fp16 `nn.Sequential` (ReLU), "
+             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backends " +
+             ", ".join(f"`{b}`" for b in args.backends) + ", `enqueue` on PyTorch's stream, float32 in and out, and float16 in "
+             "and out (`enqueue_f16`). PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
              "inference mode, replayed as a CUDA graph, fp16 in and out.", "",
              f"Ceilings measured in the same run: device-to-device copy {bandwidth / 1e12:.2f} TB/s (bytes read + written), "
              f"fp16 GEMM 8192³ {tflops:.0f} TFLOP/s.", "",
-             "| network | batch | mlpcore G/s, float32 I/O | mlpcore G/s, float16 I/O | PyTorch G/s | ratios to PyTorch "
-             "| max rel. error vs PyTorch fp32 (float32 / float16 I/O) |",
-             "|---|---|---|---|---|---|---|"]
+             "| network | batch | " + " | ".join(f"{b} G/s, {io} I/O" for b, io in series) + " | PyTorch G/s | best ratio to PyTorch "
+             "| max rel. error vs PyTorch fp32 (" + " / ".join(f"{b} {io}" for b, io in series) + ") |",
+             "|---|---|" + "---|" * len(series) + "---|---|---|"]
     for name, *_ in args.networks:
         for batch in (2 ** 22, 2 ** 16):
-            ours, ours16, theirs = results[name][batch]
-            lines.append(f"| {name} | 2^{batch.bit_length() - 1} | {ours / 1e9:.2f} | {ours16 / 1e9:.2f} | {theirs / 1e9:.2f} "
-                         f"| {ours / theirs:.1f}× / {ours16 / theirs:.1f}× | {errors[name][0]:.1e} / {errors[name][1]:.1e} |")
+            rates = results[name][batch]
+            lines.append(f"| {name} | 2^{batch.bit_length() - 1} | " + " | ".join(f"{r / 1e9:.2f}" for r in rates) +
+                         f" | {max(rates[:-1]) / rates[-1]:.1f}× | " + " / ".join(f"{e:.1e}" for e in errors[name]) + " |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out and not args.quick:
@@ -195,12 +198,15 @@ def main():
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
             fig, ax = plt.subplots(figsize=(8, 5))
+            markers = {"float32": "o", "float16": "^"}
             for name, *_ in args.networks:
                 xs = sorted(results[name])
-                line, = ax.plot(xs, [results[name][b][0] for b in xs], marker="o", label=f"mlpcore {name}")
-                ax.plot(xs, [results[name][b][1] for b in xs], marker="^", linestyle=":", color=line.get_color(),
-                        label=f"mlpcore float16 I/O {name}")
-                ax.plot(xs, [results[name][b][2] for b in xs], linestyle="--", color=line.get_color(), label=f"PyTorch {name}")
+                color = None
+                for i, (b, io) in enumerate(series):
+                    line, = ax.plot(xs, [results[name][x][i] for x in xs], marker=markers[io], color=color,
+                                    linestyle="-" if i < 2 else ":", label=f"mlpcore {b} {io} I/O {name}")
+                    color = line.get_color()
+                ax.plot(xs, [results[name][x][-1] for x in xs], linestyle="--", color=color, label=f"PyTorch {name}")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("batch size")

@@ -28,7 +28,7 @@ MLPCORE_DEVICE typename Tile::AFrag load_packed_a(const half_t* layer_weights, i
 
 // The accumulator holding output tile mt's biases, packed per bias slot in accumulator order: one wide load.
 template <class Tile>
-MLPCORE_DEVICE typename Tile::AccFrag load_packed_bias(const float* layer_biases, int mt) {
+MLPCORE_DEVICE typename Tile::AccFrag load_packed_bias(const acc_elem_t<Tile>* layer_biases, int mt) {
   const auto* p = layer_biases + (mt * Tile::kBiasSlots + Tile::bias_slot(static_cast<int>(lane_id()))) * Tile::kAcc;
   return *reinterpret_cast<const typename Tile::AccFrag*>(p);
 }
@@ -36,7 +36,7 @@ MLPCORE_DEVICE typename Tile::AccFrag load_packed_bias(const float* layer_biases
 template <class Tile>
 MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
   if (kind == ActivationKind::none) return;
-  for (int i = 0; i < Tile::kAcc; ++i) acc[i] = activate<float, GpuMath>(kind, param, acc[i]);
+  for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
 }
 
 // A hidden layer's output tile, activated, as the next layer's input; tiles that can fold ReLU into
@@ -137,7 +137,7 @@ template <class Tile, class Activations, bool Prefetch = false, int Tiles, int S
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
                                 typename Tile::BFrag (&act)[Tiles][S], Io* output, SampleBlock b) {
   const half_t* w = net.weights + d.weight_offset;
-  const float* bias = net.biases + d.bias_offset;
+  const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
   typename Tile::BFrag next[Tiles][S];
   // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
   // (their L1 latency is what such a kernel otherwise waits on).
@@ -159,7 +159,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     typename Tile::AccFrag acc[S];
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
-      if (kt >= in_tiles) continue;
+      if (kt > 0 && kt >= in_tiles) continue;  // a layer has at least one K tile: every acc[s] is set
       // Without Prefetch each fragment loads right before its instructions: the fewest live registers.
       const typename Tile::AFrag fragment = Prefetch ? weights[kt] : load_packed_a<Tile>(w, in_tiles, mt, kt);
       MLPCORE_UNROLL

@@ -17,7 +17,7 @@ inline constexpr int kMaxFusedWidth = 16 * kMaxTilesPerLayer;
 
 struct LayerDesc {
   std::uint32_t weight_offset;  // in half_t, start of this layer's packed A fragments
-  std::uint32_t bias_offset;    // in float, start of this layer's biases: [out_tiles][bias slots][accumulator elements]
+  std::uint32_t bias_offset;    // in accumulator elements, start of this layer's biases: [out_tiles][bias slots][accumulator elements]
   std::uint16_t in_tiles;       // padded input width / 16
   std::uint16_t out_tiles;      // padded output width / 16
   ActivationKind activation;
@@ -26,7 +26,7 @@ struct LayerDesc {
 
 struct NetworkView {
   const half_t* weights;        // per layer: [out_tiles][in_tiles][wave lanes][A elements], see pack_weights
-  const float* biases;
+  const void* biases;           // the tile's accumulator elements (float, or half_t with float16 accumulation)
   const LayerDesc* layers;
   std::uint32_t num_layers;
   std::uint32_t input_dim;

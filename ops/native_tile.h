@@ -1,6 +1,8 @@
 #pragma once
 // The tile family of the architecture being compiled. AMD targets without matrix cores get the RDNA3
 // tile, and NVIDIA ones before sm_80 the sm_80 tile: there their instructions are traps that name them.
+// MLPCORE_IF_F16ACC(code) keeps `code` where the family also has a float16-accumulating tile,
+// NativeF16AccTile (NVIDIA only, so far).
 #include "ops/arch_config.h"
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_mma_sm80.h"
@@ -14,7 +16,12 @@ using NativeTile = TileWmmaGfx12;
 using NativeTile = TileMfmaGfx9;
 #elif defined(__CUDACC__)
 using NativeTile = TileMmaSm80;
+using NativeF16AccTile = TileMmaSm80F16Acc;
+#define MLPCORE_IF_F16ACC(...) __VA_ARGS__
 #else
 using NativeTile = TileWmmaGfx11;
+#endif
+#ifndef MLPCORE_IF_F16ACC
+#define MLPCORE_IF_F16ACC(...)
 #endif
 }  // namespace mlpcore::ops

@@ -15,6 +15,8 @@ namespace mlpcore::ops::nv {
 
 using f16x2 = vec<half_t, 2>;
 using f32x4 = vec<float, 4>;
+using f16x4 = vec<half_t, 4>;
+using u32x2 = vec<std::uint32_t, 2>;
 
 // cvt.rn.f16x2.f32: two floats to packed float16, round to nearest even, `lo` in bits 15:0.
 MLPCORE_DEVICE f16x2 cvt_rn_f16x2(float lo, float hi) {
@@ -57,6 +59,37 @@ MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32
   return d;
 #else
   trap("mma.sync.m16n8k16 in a kernel built for a target before sm_80");
+#endif
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16: the same with float16 accumulation; c/d: 4 halves
+// in 2 registers per lane, element order as for f32x4.
+MLPCORE_DEVICE f16x4 mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const f16x4& c) {
+  const auto cr = __builtin_bit_cast(u32x2, c);
+  u32x2 d{};
+#if MLPCORE_EMULATOR
+  emu::nv::mma_m16n8k16_f16(a, b, cr.e, d.e);
+#elif MLPCORE_ARCH_SM80
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+               : "=r"(d[0]), "=r"(d[1])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(cr[0]), "r"(cr[1]));
+#else
+  trap("mma.sync.m16n8k16 in a kernel built for a target before sm_80");
+#endif
+  return __builtin_bit_cast(f16x4, d);
+}
+
+// max.NaN.f16x2 with +0: ReLU on two packed halves (a NaN stays NaN, as with cvt.rn.relu).
+MLPCORE_DEVICE f16x2 relu_f16x2(f16x2 x) {
+  const auto bits = __builtin_bit_cast(std::uint32_t, x);
+#if MLPCORE_EMULATOR
+  return __builtin_bit_cast(f16x2, emu::nv::relu_f16x2(bits));
+#elif MLPCORE_ARCH_SM80
+  std::uint32_t d;
+  asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(bits), "r"(0u));
+  return __builtin_bit_cast(f16x2, d);
+#else
+  trap("max.NaN.f16x2 in a kernel built for a target before sm_80");
 #endif
 }
 

@@ -8,6 +8,10 @@
 // In the kernel's (AMD-style) terms below, "A" is the weight fragment, "B" the activation fragment:
 // a_row/acc_row are output units, b_row/a_col are features, b_col/acc_col are samples.
 //
+// Accumulation: float32 (TileMmaSm80), or float16 (TileMmaSm80F16Acc, tiny-cuda-nn's choice, backend
+// cuda-f16acc): half the accumulator registers, and a layer's output is already the next layer's
+// operand with no conversion; results then carry float16 rounding from every sum.
+//
 // Feature order: within each tile of 16, hardware K (and accumulator unit) positions 2t, 2t+1, 2t+8,
 // 2t+9 (t = lane % 4) hold features (units) 4t..4t+3, the same permutation for K and N so that chained
 // layers agree; the host packs the weights and biases in that order. Then a lane holds four consecutive
@@ -18,12 +22,14 @@
 
 namespace mlpcore::ops {
 
-struct TileMmaSm80 {
+template <class Acc>
+struct TileMmaSm80With {
   static constexpr int kWave = 32;
   static constexpr int kA = 8, kB = 8, kAcc = 8;
+  static constexpr bool kF16Acc = sizeof(Acc) == sizeof(half_t);
   using AFrag = vec<half_t, 8>;  // two B fragments (units 0-7, 8-15) of the hardware instruction
   using BFrag = vec<half_t, 8>;  // the hardware A fragment
-  using AccFrag = vec<float, 8>;  // two m16n8 accumulators (units 0-7, 8-15)
+  using AccFrag = vec<Acc, 8>;  // two m16n8 accumulators (units 0-7, 8-15)
 
   // PTX: groupID = lane / 4, threadID_in_group = lane % 4.
   static constexpr int a_row(int lane, int i) { return lane / 4 + 8 * (i / 4); }
@@ -38,12 +44,12 @@ struct TileMmaSm80 {
   // compiled-in shapes 128 wide also load the next output tile's weights early (32-128x4-16 +19%);
   // compiled-in 64-wide shapes with one input tile prefetch their input and fit 96 registers, 5 blocks
   // per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the prefetch
-  // alone gains nothing).
+  // alone gains nothing); with float16 accumulators they fit 80 registers, 6 blocks.
   static constexpr FusedPolicy fused_policy(FusedShape shape) {
     if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
     if (shape.width_tiles > 4) return {2, true};
     if (shape.input_tiles > 1) return {2};
-    return {2, false, true, 5};
+    return {2, false, true, kF16Acc ? 6 : 5};
   }
   static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
   static constexpr int acc_unit(int m) { return k_feature(m); }
@@ -51,16 +57,11 @@ struct TileMmaSm80 {
   static constexpr int kBiasSlots = 4;
   static constexpr int bias_slot(int lane) { return lane % 4; }
 
+  // Both m16n8k16 instructions: units in hardware columns 0-7, then 8-15.
   MLPCORE_DEVICE static AccFrag mma(const AFrag& w, const BFrag& x, const AccFrag& c) {
-    const auto wr = __builtin_bit_cast(vec<std::uint32_t, 4>, w);
-    const auto xr = __builtin_bit_cast(vec<std::uint32_t, 4>, x);
-    const std::uint32_t a[4] = {xr[0], xr[1], xr[2], xr[3]};
-    const std::uint32_t b0[2] = {wr[0], wr[1]}, b1[2] = {wr[2], wr[3]};
-    nv::f32x4 c0, c1;
-    for (int i = 0; i < 4; ++i) c0[i] = c[i], c1[i] = c[4 + i];
-    const nv::f32x4 d0 = nv::mma_m16n8k16(a, b0, c0), d1 = nv::mma_m16n8k16(a, b1, c1);
     AccFrag d;
-    for (int i = 0; i < 4; ++i) d[i] = d0[i], d[4 + i] = d1[i];
+    mma_half<0>(w, x, c, d);
+    mma_half<1>(w, x, c, d);
     return d;
   }
 
@@ -79,37 +80,72 @@ struct TileMmaSm80 {
     if constexpr (sizeof(Io) == sizeof(half_t))
       return __builtin_bit_cast(BFrag, v);
     else
-      return pack_floats<TileMmaSm80, BFrag>(v);
+      return pack_floats<TileMmaSm80With, BFrag>(v);
   }
   // The inverse of load_rows for one output tile: units >= `units` (a multiple of 4) are not written.
   template <class Io>
   MLPCORE_DEVICE static void store_rows(const AccFrag& d, Io* row0, unsigned stride, unsigned units) {
     const unsigned lane = lane_id(), u = 4 * (lane % 4);
     if (u >= units) return;
-    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4) * stride + u) = to_io<Io>(d[0], d[1], d[4], d[5]);
-    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(d[2], d[3], d[6], d[7]);
+    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4) * stride + u) = to_io<Io>(vec<Acc, 4>{d[0], d[1], d[4], d[5]});
+    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(vec<Acc, 4>{d[2], d[3], d[6], d[7]});
   }
 
-  // Four output values as stored: float32 as they are, float16 packed like every other conversion.
+  // Four output values as stored: converted only where Io and the accumulator differ, float32 to
+  // float16 packed like every other conversion.
   template <class Io>
-  MLPCORE_DEVICE static vec<Io, 4> to_io(float a, float b, float c, float d) {
-    if constexpr (sizeof(Io) == sizeof(half_t))
-      return pack_floats<TileMmaSm80, vec<Io, 4>>(vec<float, 4>{a, b, c, d});
+  MLPCORE_DEVICE static vec<Io, 4> to_io(const vec<Acc, 4>& v) {
+    if constexpr (sizeof(Io) == sizeof(Acc))
+      return v;
+    else if constexpr (sizeof(Io) == sizeof(half_t))
+      return pack_floats<TileMmaSm80With, vec<Io, 4>>(v);
     else
-      return vec<Io, 4>{a, b, c, d};
+      return vec<Io, 4>{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3])};
   }
 
   // Copies that run while the warp computes (FusedPolicy::prefetch_input): 16 bytes global -> shared.
   MLPCORE_DEVICE static void copy_async16(void* shared_dst, const void* src) { nv::cp_async_16(shared_dst, src); }
   MLPCORE_DEVICE static void wait_async_copies() { nv::cp_async_wait_all(); }
 
-  // The accumulator's element i sits where the next A fragment's element i must: only the packing.
-  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileMmaSm80, BFrag>(d); }
-  // With ReLU folded into the packing instruction: one cvt.rn.relu.f16x2 per two units instead of a
-  // compare and a select per unit before the cvt.
+  // The accumulator's element i sits where the next A fragment's element i must: only the packing of
+  // float32 accumulators into halves, nothing for float16 ones.
+  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) {
+    if constexpr (kF16Acc)
+      return __builtin_bit_cast(BFrag, d);
+    else
+      return pack_floats<TileMmaSm80With, BFrag>(d);
+  }
+  // With ReLU folded into the packing instruction (cvt.rn.relu.f16x2: one per two units instead of a
+  // compare and a select per unit before the cvt), or one max.NaN.f16x2 per two float16 units.
   MLPCORE_DEVICE static BFrag to_b_layout_relu(const AccFrag& d) {
-    return pack_pairs_with<BFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });
+    if constexpr (kF16Acc) {
+      auto pairs = __builtin_bit_cast(vec<std::uint32_t, 4>, d);
+      for (int i = 0; i < 4; ++i) pairs[i] = __builtin_bit_cast(std::uint32_t, nv::relu_f16x2(__builtin_bit_cast(nv::f16x2, pairs[i])));
+      return __builtin_bit_cast(BFrag, pairs);
+    } else {
+      return pack_pairs_with<BFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });
+    }
+  }
+
+ private:
+  // Instruction H of the pair: weight registers 2H, 2H+1 and accumulator elements 4H .. 4H+3.
+  template <int H>
+  MLPCORE_DEVICE static void mma_half(const AFrag& w, const BFrag& x, const AccFrag& c, AccFrag& d) {
+    const auto wr = __builtin_bit_cast(vec<std::uint32_t, 4>, w);
+    const auto xr = __builtin_bit_cast(vec<std::uint32_t, 4>, x);
+    const std::uint32_t a[4] = {xr[0], xr[1], xr[2], xr[3]};
+    const std::uint32_t b[2] = {wr[2 * H], wr[2 * H + 1]};
+    const vec<Acc, 4> ch{c[4 * H], c[4 * H + 1], c[4 * H + 2], c[4 * H + 3]};
+    vec<Acc, 4> dh;
+    if constexpr (kF16Acc)
+      dh = nv::mma_m16n8k16_f16(a, b, ch);
+    else
+      dh = nv::mma_m16n8k16(a, b, ch);
+    for (int i = 0; i < 4; ++i) d[4 * H + i] = dh[i];
   }
 };
+
+using TileMmaSm80 = TileMmaSm80With<float>;
+using TileMmaSm80F16Acc = TileMmaSm80With<half_t>;
 
 }  // namespace mlpcore::ops

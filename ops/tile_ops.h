@@ -1,6 +1,8 @@
 #pragma once
 // Loads, stores and conversions written once against a tile's row/col functions and its pack2 (two
 // floats to packed halves: cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA); they hold for every tile family.
+#include <type_traits>
+
 #include "ops/gpu_platform.h"
 #include "ops/simd_types.h"
 
@@ -27,6 +29,10 @@ struct FusedPolicy {
   bool prefetch_input = false;
   int min_blocks = 0;
 };
+
+// The accumulator's element type: float, or half_t for tiles that accumulate in float16.
+template <class Tile>
+using acc_elem_t = std::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;
 
 // A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).
 template <class Half, class Pack, class Value>

@@ -21,7 +21,8 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
   const auto objects = cuda_code_objects();
   ASSERT_EQ(objects.size(), 1u) << "built with nvcc, so the fat binary is embedded";
   const std::string_view image(reinterpret_cast<const char*>(objects[0].data), objects[0].size);
-  for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3"})
+  for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3", "mlpcore_mlp_fixed_1_f16acc_f16",
+                             "mlpcore_mlp_fixed_3_f16acc"})
     EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
   for (const char* sm : {"sm_80", "sm_86", "sm_89", "sm_90"}) EXPECT_NE(image.find(sm), std::string_view::npos) << sm;
 }
@@ -42,12 +43,15 @@ TEST(CudaProbe, WithoutAnNvidiaGpuTheBackendIsUnavailableWithItsReason) {
       << cuda->unavailable_reason;
   std::mt19937 rng(1);
   const Model m = test::random_model(rng, {2, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
-  try {
-    Network net(m, "cuda");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::backend_unavailable);
-    EXPECT_NE(std::string(e.what()).find(cuda->unavailable_reason), std::string::npos);
+  for (const char* name : {"cuda", "cuda-f16acc"}) {
+    try {
+      Network net(m, name);
+      FAIL() << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::backend_unavailable);
+      EXPECT_NE(std::string(e.what()).find(std::string("backend '") + name + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(cuda->unavailable_reason), std::string::npos);
+    }
   }
 }
 

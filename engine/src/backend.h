@@ -45,7 +45,7 @@ std::vector<Backend> all_backends();  // in order of preference
 
 struct PackedNetwork;
 // The device view of packed data already uploaded (pointers in the backend's memory).
-DeviceNetworkView device_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& packed);
+DeviceNetworkView device_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& packed);
 
 std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);
@@ -53,5 +53,6 @@ std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& model);
 
 }  // namespace mlpcore::detail

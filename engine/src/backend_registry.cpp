@@ -10,6 +10,10 @@ namespace mlpcore::detail {
 // activations); through up to 8 layers with O(1) activations the error stays below 1e-2 of max(1, |r|)
 // (observed in tests/emu_backend_test.cpp: at most 2e-3).
 constexpr double kFp16Tolerance = 1e-2;
+// Accumulating in float16 adds a rounding of 2^-11 relative to each partial sum (one per 16 inputs, per
+// layer), and float16 results: 3e-2 covers the tests' networks (observed in tests/fused_backend_test.cpp:
+// at most 1.4e-3 on the emulator, 1.1e-3 on an H100).
+constexpr double kF16AccTolerance = 3e-2;
 
 std::vector<Backend> all_backends() {
   std::vector<Backend> backends;
@@ -25,12 +29,19 @@ std::vector<Backend> all_backends() {
   // float32 math with float32 accumulation: relative error ~1e-6 per layer; 1e-4 leaves room for deep,
   // wide networks and for activations that amplify (exponential).
   backends.push_back({{"cpu", "CPU reference (Eigen, float32)", true, "", 1e-4}, create_cpu_network});
+  // Opt-in precision variants: listed after cpu, so "auto" never picks them.
+  backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 where a kernel is compiled in for the shape (tiny-cuda-nn's numerics): faster, float16-precision results",
+                       cuda.available, cuda.reason, kF16AccTolerance},
+                      cuda.available ? Backend::Factory(create_cuda_f16acc_network) : nullptr});
   // The GPU kernels on the wave emulator: float16 operands, float32 accumulation (see kFp16Tolerance).
   for (const auto& [name, what, create] : {std::tuple{"emu-rdna3", "RDNA3 (gfx11)", &create_emu_rdna3_network},
                                            std::tuple{"emu-rdna4", "RDNA4 (gfx12)", &create_emu_rdna4_network},
                                            std::tuple{"emu-cdna", "CDNA (gfx9 MFMA)", &create_emu_cdna_network},
                                            std::tuple{"emu-nvidia", "NVIDIA sm_80+ (mma.sync)", &create_emu_nvidia_network}})
     backends.push_back({{name, std::string(what) + " fused kernel on the wave emulator (slow, bit-faithful)", true, "", kFp16Tolerance}, create});
+  backends.push_back({{"emu-nvidia-f16acc", "NVIDIA sm_80+ (mma.sync) as cuda-f16acc on the wave emulator (slow)", true, "",
+                       kF16AccTolerance},
+                      create_emu_nvidia_f16acc_network});
   return backends;
 }
 

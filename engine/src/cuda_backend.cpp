@@ -2,6 +2,8 @@
 // CUDA runtime and PyTorch use, so their streams and buffers work with enqueue), weights packed and
 // uploaded once. Without the driver, a GPU or an sm_80+ GPU it reports why and the engine falls back.
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "engine/src/backend.h"
 #include "engine/src/cuda_backend.h"
@@ -12,7 +14,9 @@
 namespace mlpcore::detail {
 namespace {
 
-using Tile = ops::TileMmaSm80;
+// Both accumulating tiles run warps of 32.
+static_assert(ops::TileMmaSm80::kWave == ops::TileMmaSm80F16Acc::kWave);
+constexpr unsigned kWave = ops::TileMmaSm80::kWave;
 
 // Makes the network's context current for a scope.
 class ContextScope {
@@ -28,14 +32,14 @@ class ContextScope {
 
 class CudaNetwork final : public BackendNetwork {
  public:
-  CudaNetwork(const Model& model, const CudaDriver& driver, const CudaProbe& probe)
-      : d_(driver), device_(probe.device), context_(driver.retain_context(probe.device)) {
+  // `packed` for TileMmaSm80, or TileMmaSm80F16Acc (backend cuda-f16acc, compiled-in shapes).
+  CudaNetwork(const Model& model, const PackedNetwork& packed, std::string name, const CudaDriver& driver, const CudaProbe& probe)
+      : name_(std::move(name)), d_(driver), device_(probe.device), context_(driver.retain_context(probe.device)) {
     try {
       ContextScope scope(d_, context_);
-      const PackedNetwork packed = pack_network<Tile>(model, "cuda");
       module_ = d_.load_module(probe.fatbin->data);
-      kernels_ = find_fused_kernels(d_, module_, fused_kernel_name(model, packed), [](const std::string& name) {
-        throw Error(ErrorCode::device, "backend 'cuda'", "", "fat binary has no kernel " + name);
+      kernels_ = find_fused_kernels(d_, module_, fused_kernel_name(model, packed), [&](const std::string& kernel) {
+        throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "fat binary has no kernel " + kernel);
       });
       net_.emplace(d_, packed);
     } catch (...) {
@@ -50,15 +54,18 @@ class CudaNetwork final : public BackendNetwork {
     check_fused_batch(call.batch);
     std::lock_guard lock(mutex_);
     ContextScope scope(d_, context_);
-    run_staged(d_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(d_, kernels_, net_->view, on_device, Tile::kWave, nullptr); });
+    run_staged(d_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(d_, kernels_, net_->view, on_device, kWave, nullptr); });
   }
 
-  std::optional<DeviceNetworkView> device_view() const override { return net_->device_view; }
+  std::optional<DeviceNetworkView> device_view() const override {
+    if (!net_->device_view) throw no_device_view_with_f16_accumulation(name_);
+    return net_->device_view;
+  }
 
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
     ContextScope scope(d_, context_);
-    launch_fused(d_, kernels_, net_->view, call, Tile::kWave, stream);
+    launch_fused(d_, kernels_, net_->view, call, kWave, stream);
   }
 
  private:
@@ -72,6 +79,7 @@ class CudaNetwork final : public BackendNetwork {
     d_.release_context(device_);
   }
 
+  std::string name_;
   const CudaDriver& d_;
   int device_;
   void* context_;
@@ -110,10 +118,21 @@ const CudaProbe& cuda_probe() {
   return probe;
 }
 
-std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model) {
+namespace {
+
+template <class Tile>
+std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::string& name) {
   const CudaProbe& probe = cuda_probe();
-  if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend 'cuda'", "", probe.reason);
-  return std::make_unique<CudaNetwork>(model, driver(), probe);
+  if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend '" + name + "'", "", probe.reason);
+  return std::make_unique<CudaNetwork>(model, pack_network<Tile>(model, name.c_str()), name, driver(), probe);
+}
+
+}  // namespace
+
+std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model) { return create_network<ops::TileMmaSm80>(model, "cuda"); }
+std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model) {
+  if (fixed_shape_index(model) < 0) return create_network<ops::TileMmaSm80>(model, "cuda-f16acc");  // see fixed_shape_index
+  return create_network<ops::TileMmaSm80F16Acc>(model, "cuda-f16acc");
 }
 
 }  // namespace mlpcore::detail

@@ -22,6 +22,7 @@ struct CudaProbe {
 
 CudaProbe probe_cuda(const CudaDriver& driver, std::span<const EmbeddedCodeObject> objects);
 const CudaProbe& cuda_probe();  // this process's, probed once
-std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model);         // float32 accumulation
+std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model);  // float16 accumulation
 
 }  // namespace mlpcore::detail

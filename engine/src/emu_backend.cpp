@@ -1,7 +1,8 @@
 // The emulated backends: the fused kernels of ops/fused_mlp.h, unchanged, on the wave emulator, with the
-// AMD tiles or the NVIDIA one.
+// AMD tiles or the NVIDIA ones (float32 or float16 accumulation).
 // Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
 #include <algorithm>
+#include <string>
 
 #include "engine/src/backend.h"
 #include "engine/src/fused_packing.h"
@@ -20,7 +21,7 @@ constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-stridi
 template <class Tile>
 class EmuNetwork final : public BackendNetwork {
  public:
-  EmuNetwork(const Model& model, const char* name) : packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
+  EmuNetwork(const Model& model, const char* name) : name_(name), packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
 
   void infer(const IoBuffers& call) const override {
     if (call.io == Io::f16)
@@ -30,6 +31,7 @@ class EmuNetwork final : public BackendNetwork {
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
+    if (packed_.f16_accumulation) throw no_device_view_with_f16_accumulation(name_);
     return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
   }
 
@@ -53,6 +55,7 @@ class EmuNetwork final : public BackendNetwork {
     }
   }
 
+  std::string name_;
   PackedNetwork packed_;
   int fixed_;
 };
@@ -63,5 +66,9 @@ std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { retur
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx12>>(m, "emu-rdna4"); }
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMfmaGfx9>>(m, "emu-cdna"); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia"); }
+std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
+  if (fixed_shape_index(m) < 0) return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia-f16acc");  // as cuda-f16acc
+  return std::make_unique<EmuNetwork<ops::TileMmaSm80F16Acc>>(m, "emu-nvidia-f16acc");
+}
 
 }  // namespace mlpcore::detail

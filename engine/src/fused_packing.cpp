@@ -39,10 +39,16 @@ int fixed_shape_index(const Model& model) {
 
 std::string fused_kernel_name(const Model& model, const PackedNetwork& p) {
   const int fixed = fixed_shape_index(model);
-  return fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles);
+  return (fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles)) +
+         (p.f16_accumulation ? "_f16acc" : "");
 }
 
 const char* fused_kernel_suffix(Io io) { return io == Io::f16 ? "_f16" : ""; }
+
+Error no_device_view_with_f16_accumulation(const std::string& backend) {
+  return Error(ErrorCode::invalid_argument, "device_view", "",
+               "backend '" + backend + "' accumulates in float16; the device API (ops/device_api.h) accumulates in float32: use the backend without -f16acc");
+}
 
 unsigned fused_grid(std::size_t batch) {
   constexpr std::size_t kMaxBlocks = 4096;
@@ -55,13 +61,13 @@ void check_fused_batch(std::size_t batch) {
     throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(batch) + " samples in one call; at most 2^32 - 16");
 }
 
-ops::NetworkView network_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p) {
+ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p) {
   return {static_cast<const ops::half_t*>(weights), biases, static_cast<const ops::LayerDesc*>(layers), static_cast<std::uint32_t>(p.layers.size()),
           p.input_dim, p.output_dim};
 }
 
-DeviceNetworkView device_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p) {
-  return {weights, biases, layers, static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim,
+DeviceNetworkView device_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p) {
+  return {weights, static_cast<const float*>(biases), layers, static_cast<std::uint32_t>(p.layers.size()), p.input_dim, p.output_dim,
           static_cast<std::uint32_t>(p.max_tiles)};
 }
 

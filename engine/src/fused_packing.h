@@ -2,7 +2,11 @@
 // Host side of the fused matrix-core kernels: packs a Model's weights, once, into the A-fragment order of
 // a tile family and its biases into accumulator order, so each lane fetches a weight fragment or a bias
 // accumulator with one contiguous load (ops/fused_mlp.h).
+#include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,12 +16,14 @@
 #include "mlpcore/model.h"
 #include "ops/half_bits.h"
 #include "ops/mlp_network.h"
+#include "ops/tile_ops.h"
 
 namespace mlpcore::detail {
 
 struct PackedNetwork {
   std::vector<ops::half_t> weights;
-  std::vector<float> biases;
+  std::vector<std::byte> biases;  // the tile's accumulator elements: float, or float16 bits
+  bool f16_accumulation = false;  // packed for a float16-accumulating tile (no device API view)
   std::vector<ops::LayerDesc> layers;
   std::uint32_t input_dim = 0, output_dim = 0;
   int max_tiles = 0;  // the kernel variant: 1, 2, 4 or 8 tiles of 16 per layer
@@ -26,6 +32,12 @@ struct PackedNetwork {
 // The fused kernel variant for a model: the widest padded layer in tiles, rounded up to 1, 2, 4 or 8.
 // Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth.
 int fused_tile_variant(const Model& model, const char* backend);
+
+template <class T>
+void append_bytes(std::vector<std::byte>& out, const T& value) {
+  const auto bytes = std::bit_cast<std::array<std::byte, sizeof(T)>>(value);
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
 
 // The first lane of a bias slot (every lane of a slot holds the same units).
 template <class Tile>
@@ -37,14 +49,17 @@ constexpr int slot_lane(int slot) {
 
 template <class Tile>
 PackedNetwork pack_network(const Model& model, const char* backend) {
+  using Acc = ops::acc_elem_t<Tile>;
+  static_assert(std::is_same_v<Acc, float> || sizeof(Acc) == 2, "accumulators are float32 or float16");
   PackedNetwork p;
+  p.f16_accumulation = !std::is_same_v<Acc, float>;
   p.max_tiles = fused_tile_variant(model, backend);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
     const int in_tiles = static_cast<int>((l.in + 15) / 16), out_tiles = static_cast<int>((l.out + 15) / 16);
-    p.layers.push_back({static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size()),
+    p.layers.push_back({static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size() / sizeof(Acc)),
                         static_cast<std::uint16_t>(in_tiles), static_cast<std::uint16_t>(out_tiles), l.activation.kind, l.activation.param});
     for (int mt = 0; mt < out_tiles; ++mt)
       for (int kt = 0; kt < in_tiles; ++kt)
@@ -63,20 +78,35 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
       for (int slot = 0; slot < Tile::kBiasSlots; ++slot)
         for (int e = 0; e < Tile::kAcc; ++e) {
           const auto unit = static_cast<std::size_t>(mt * 16 + Tile::acc_unit(Tile::acc_row(slot_lane<Tile>(slot), e)));
-          p.biases.push_back(unit < l.out ? l.bias[unit] : 0.0f);
+          const float b = unit < l.out ? l.bias[unit] : 0.0f;
+          if constexpr (std::is_same_v<Acc, float>) {
+            append_bytes(p.biases, b);
+          } else {
+            const std::uint16_t bits = ops::float_to_f16_bits(b);
+            if ((bits & 0x7c00u) == 0x7c00u)
+              throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".bias",
+                          "value " + std::to_string(b) + " does not fit float16 (|b| <= 65504), which this backend accumulates in");
+            append_bytes(p.biases, bits);
+          }
         }
   }
   return p;
 }
 
+// The device API (ops/device_api.h) accumulates in float32: a network packed for float16 accumulation
+// has no view for it.
+Error no_device_view_with_f16_accumulation(const std::string& backend);
+
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
-ops::NetworkView network_view_of(const void* weights, const float* biases, const void* layers, const PackedNetwork& p);
+ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
 // The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
+// Backends cuda-f16acc and emu-nvidia-f16acc accumulate in float16 only there: the run-time-shaped kernels
+// were slower with it (ops/fused_mlp_kernels.hip), so other shapes keep float32 accumulation.
 int fixed_shape_index(const Model& model);
 
 // The kernel of ops/fused_mlp_kernels.hip to run the model with: its fixed-shape kernel where one
-// exists, else the run-time-shaped variant for p.max_tiles.
+// exists, else the run-time-shaped variant for p.max_tiles; "_f16acc" appended for float16 accumulation.
 std::string fused_kernel_name(const Model& model, const PackedNetwork& p);
 // What that kernel's name gets for its float16-I/O twin ("_f16"), or "" for float32.
 const char* fused_kernel_suffix(Io io);

@@ -2,6 +2,7 @@
 // What the hip and cuda backends do alike with their runtime (HipRuntime, CudaDriver): find a fused
 // kernel and its float16-I/O twin, launch one, and run a call through device buffers of its own.
 #include <array>
+#include <optional>
 #include <string>
 
 #include "engine/src/backend.h"
@@ -17,12 +18,13 @@ template <class Runtime>
 struct UploadedNetwork {
   UploadedNetwork(const Runtime& rt, const PackedNetwork& p)
       : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
-        view(network_view_of(weights->get(), static_cast<const float*>(biases->get()), layers->get(), p)),
-        device_view(device_view_of(weights->get(), view.biases, layers->get(), p)) {}
+        view(network_view_of(weights->get(), biases->get(), layers->get(), p)) {
+    if (!p.f16_accumulation) device_view = device_view_of(weights->get(), view.biases, layers->get(), p);
+  }
 
   std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
   ops::NetworkView view;
-  DeviceNetworkView device_view;
+  std::optional<DeviceNetworkView> device_view;  // none with float16 accumulation
 };
 
 // The fused kernel `name` and its _f16 twin; missing(name) throws for one the module does not hold.

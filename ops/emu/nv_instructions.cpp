@@ -74,6 +74,19 @@ void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], cons
   std::memcpy(d, result.d, sizeof result.d);
 }
 
+void mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const std::uint32_t (&c)[2], std::uint32_t (&d)[2]) {
+  const float c32[4] = {half_of(c[0], 0), half_of(c[0], 1), half_of(c[1], 0), half_of(c[1], 1)};
+  float d32[4];
+  mma_m16n8k16(a, b, c32, d32);
+  d[0] = cvt_rn_f16x2(d32[0], d32[1]);
+  d[1] = cvt_rn_f16x2(d32[2], d32[3]);
+}
+
+std::uint32_t relu_f16x2(std::uint32_t x) {
+  const auto relu = [](std::uint32_t h) -> std::uint32_t { return (h & 0x7fffu) > 0x7c00u ? 0x7fffu : h & 0x8000u ? 0u : h; };
+  return relu(x & 0xffffu) | relu(x >> 16) << 16;
+}
+
 std::uint32_t cvt_rn_f16x2(float lo, float hi) {
   return static_cast<std::uint32_t>(ops::float_to_f16_bits(lo)) | static_cast<std::uint32_t>(ops::float_to_f16_bits(hi)) << 16;
 }

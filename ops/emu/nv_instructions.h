@@ -18,6 +18,15 @@ Element layout(Operand operand, unsigned lane, unsigned i);
 // float16 inputs are exact in float32 and accumulate in float32.
 void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float* c, float* d);
 
+// mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16: the same with float16 C and D (4 halves in 2
+// registers, C/D layout as above). The PTX ISA leaves the accumulation's internal precision open; this
+// models it as exact products summed in float32 and rounded once to float16 (nearest even), so tests
+// bound such results against float64 instead of comparing bits with the hardware.
+void mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const std::uint32_t (&c)[2], std::uint32_t (&d)[2]);
+// max.NaN.f16x2 against +0: ReLU on packed halves; negative values give +0 (and -0, a choice: the PTX ISA
+// does not say which zero), a NaN the canonical NaN.
+std::uint32_t relu_f16x2(std::uint32_t x);
+
 // cvt.rn.f16x2.f32: round to nearest even, `lo` in bits 15:0.
 std::uint32_t cvt_rn_f16x2(float lo, float hi);
 // cvt.rn.relu.f16x2.f32: the same after clamping negative values to 0; a NaN becomes the canonical NaN.

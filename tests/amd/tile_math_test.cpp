@@ -17,11 +17,31 @@ namespace {
 
 using test::round_toward_zero_f16;
 
+template <class Tile>
+constexpr bool kNvidia = std::is_same_v<Tile, ops::TileMmaSm80> || std::is_same_v<Tile, ops::TileMmaSm80F16Acc>;
+template <class Tile>
+constexpr bool kF16Acc = !std::is_same_v<ops::acc_elem_t<Tile>, float>;
+
+float nearest_half(float x) { return ops::f16_bits_to_float(ops::float_to_f16_bits(x)); }
+
 // How the tile turns float32 into float16: toward zero on AMD (cvt_pkrtz), to nearest on NVIDIA.
 template <class Tile>
 float to_half(float x) {
-  if constexpr (std::is_same_v<Tile, ops::TileMmaSm80>) return ops::f16_bits_to_float(ops::float_to_f16_bits(x));
+  if constexpr (kNvidia<Tile>) return nearest_half(x);
   else return round_toward_zero_f16(x);
+}
+
+// A float32 accumulator (C) as the tile holds it: float16 accumulators round it to nearest.
+template <class Tile>
+float as_acc(float x) {
+  return kF16Acc<Tile> ? nearest_half(x) : x;
+}
+
+// What float16 accumulation adds to an error bound: its result's rounding (2^-11 relative, or half of
+// float16's smallest subnormal).
+template <class Tile>
+double acc_rounding(double result) {
+  return kF16Acc<Tile> ? std::fabs(result) * 0x1p-11 + 0x1p-25 : 0.0;
 }
 
 template <class Tile>
@@ -29,12 +49,15 @@ void run(const std::function<void()>& body) {
   emu::launch({1, 1, 1}, {Tile::kWave, 1, 1}, Tile::kWave, body);
 }
 
-// Values across float16's range: ordinary, tiny (near and below float16's normal range) and large.
+// Values across float16's range: ordinary, tiny (near and below float16's normal range) and large (so
+// that sums of 16 products stay within float16's range where the tile accumulates in float16).
+template <class Tile>
 std::vector<float> mixed_values(std::mt19937& rng, std::size_t n) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<float> v(n);
+  const float large = kF16Acc<Tile> ? 20.0f : 200.0f;
   for (std::size_t i = 0; i < n; ++i) {
-    const float scale = i % 7 == 3 ? 1e-5f : i % 11 == 5 ? 200.0f : 1.0f;
+    const float scale = i % 7 == 3 ? 1e-5f : i % 11 == 5 ? large : 1.0f;
     v[i] = scale * unit(rng);
   }
   return v;
@@ -42,25 +65,26 @@ std::vector<float> mixed_values(std::mt19937& rng, std::size_t n) {
 
 template <class Tile>
 class TileMath : public ::testing::Test {};
-using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9, ops::TileMmaSm80>;
+using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9, ops::TileMmaSm80, ops::TileMmaSm80F16Acc>;
 TYPED_TEST_SUITE(TileMath, Tiles);
 
 TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
   std::mt19937 rng(10);
   for (int trial = 0; trial < 5; ++trial) {
-    const auto a = mixed_values(rng, 256), b = mixed_values(rng, 256), c = mixed_values(rng, 256);
+    const auto a = mixed_values<TypeParam>(rng, 256), b = mixed_values<TypeParam>(rng, 256), c = mixed_values<TypeParam>(rng, 256);
     std::vector<float> d(256, NAN);
     run<TypeParam>([&] { tile_gemm<TypeParam>(a.data(), b.data(), c.data(), d.data()); });
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n) {
-        double want = c[m * 16 + n], scale = std::fabs(c[m * 16 + n]);
+        double want = as_acc<TypeParam>(c[m * 16 + n]), scale = std::fabs(want);
         for (int k = 0; k < 16; ++k) {
           const double p = static_cast<double>(to_half<TypeParam>(a[m * 16 + k])) * to_half<TypeParam>(b[k * 16 + n]);
           want += p;
           scale += std::fabs(p);
         }
-        // Inputs rounded exactly as the tile's pack2 does; what remains is float32 accumulation of 17 terms.
-        ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + 1e-30) << "trial " << trial << " element " << m << "," << n;
+        // Inputs rounded exactly as the tile's pack2 does; what remains is float32 accumulation of 17 terms
+        // (and the float16 result's rounding).
+        ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + acc_rounding<TypeParam>(want) + 1e-30) << "trial " << trial << " element " << m << "," << n;
       }
   }
 }
@@ -98,26 +122,28 @@ TYPED_TEST(TileMath, ToBLayoutHandsEachLaneTheRowsItsBOperandNeeds) {
 TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {
   std::mt19937 rng(20);
   for (int trial = 0; trial < 3; ++trial) {
-    const auto x = mixed_values(rng, 16 * 32), w1 = mixed_values(rng, 32 * 32), b1 = mixed_values(rng, 32);
-    const auto w2 = mixed_values(rng, 16 * 32), b2 = mixed_values(rng, 16);
+    const auto x = mixed_values<TypeParam>(rng, 16 * 32), w1 = mixed_values<TypeParam>(rng, 32 * 32), b1 = mixed_values<TypeParam>(rng, 32);
+    const auto w2 = mixed_values<TypeParam>(rng, 16 * 32), b2 = mixed_values<TypeParam>(rng, 16);
     std::vector<float> y(16 * 16, NAN);
     run<TypeParam>([&] { tile_chain<TypeParam>(x.data(), w1.data(), b1.data(), w2.data(), b2.data(), y.data()); });
     for (int n = 0; n < 16; ++n) {
       std::vector<double> h(32);
       for (int j = 0; j < 32; ++j) {
-        double acc = b1[j];
+        double acc = as_acc<TypeParam>(b1[j]);
         for (int k = 0; k < 32; ++k) acc += static_cast<double>(to_half<TypeParam>(w1[j * 32 + k])) * to_half<TypeParam>(x[n * 32 + k]);
         h[j] = std::max(acc, 0.0);
       }
       for (int m = 0; m < 16; ++m) {
-        double want = b2[m], scale = std::fabs(b2[m]);
+        double want = as_acc<TypeParam>(b2[m]), scale = std::fabs(want);
         for (int j = 0; j < 32; ++j) {
           const double p = static_cast<double>(to_half<TypeParam>(w2[m * 32 + j])) * to_half<TypeParam>(static_cast<float>(h[j]));
           want += p;
           scale += std::fabs(p);
         }
-        // The hidden values may round to float16 one ulp (2^-10 relative) apart from the reference.
-        ASSERT_NEAR(y[n * 16 + m], want, 2e-3 * scale + 1e-6) << "trial " << trial << " sample " << n << " output " << m;
+        // The hidden values may round to float16 one ulp (2^-10 relative) apart from the reference; float16
+        // accumulation rounds each of the two K tiles' sums (2^-11 of at most `scale` each).
+        const double f16_sums = kF16Acc<TypeParam> ? 2 * 0x1p-11 * scale : 0.0;
+        ASSERT_NEAR(y[n * 16 + m], want, 2e-3 * scale + f16_sums + 1e-6) << "trial " << trial << " sample " << n << " output " << m;
       }
     }
   }

@@ -68,7 +68,8 @@ class Network {
   void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr) const;
 
   // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
-  // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu.
+  // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu and
+  // where the network accumulates in float16 (cuda-f16acc on a compiled-in shape): the device API does not.
   DeviceNetworkView device_view() const;
 
  private:
