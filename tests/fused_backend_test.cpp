@@ -239,6 +239,26 @@ TEST_P(FusedBackend, DeviceViewIsOfferedWhereTheNetworkAccumulatesInFloat32) {
   }
 }
 
+// A bias beyond float16's range is refused, naming it, where the network accumulates in float16; a
+// float32 accumulator takes it.
+TEST_P(FusedBackend, BiasesBeyondTheAccumulatorsRangeAreRefused) {
+  std::mt19937 rng(seed(13));
+  const auto relu = Activation::make(ActivationKind::relu), none = Activation::make(ActivationKind::none);
+  Model m = test::random_model(rng, {16, 64, 64, 4}, {relu, relu, none});
+  m.layers[1].bias[7] = 1e5f;
+  if (!accumulates_in_f16(GetParam())) {
+    EXPECT_NO_THROW(Network(m, GetParam()));
+    return;
+  }
+  try {
+    Network net(m, GetParam());
+    FAIL() << "accepted a bias of 1e5 for float16 accumulation";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported_model);
+    EXPECT_NE(std::string(e.what()).find("layers.1.bias: value 100000"), std::string::npos) << e.what();
+  }
+}
+
 #ifdef MLPCORE_GPU_TESTS
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FusedBackend);  // AtLeastOneGpuBackendRuns says why
 
