@@ -66,7 +66,7 @@ MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32
 // in 2 registers per lane, element order as for f32x4.
 MLPCORE_DEVICE f16x4 mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const f16x4& c) {
   const auto cr = __builtin_bit_cast(u32x2, c);
-  u32x2 d{};
+  u32x2 d;
 #if MLPCORE_EMULATOR
   emu::nv::mma_m16n8k16_f16(a, b, cr.e, d.e);
 #elif MLPCORE_ARCH_SM80
@@ -79,15 +79,14 @@ MLPCORE_DEVICE f16x4 mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::ui
   return __builtin_bit_cast(f16x4, d);
 }
 
-// max.NaN.f16x2 with +0: ReLU on two packed halves (a NaN stays NaN, as with cvt.rn.relu).
-MLPCORE_DEVICE f16x2 relu_f16x2(f16x2 x) {
-  const auto bits = __builtin_bit_cast(std::uint32_t, x);
+// max.NaN.f16x2 with +0: ReLU on two packed halves, one register (a NaN stays NaN, as with cvt.rn.relu).
+MLPCORE_DEVICE std::uint32_t relu_f16x2(std::uint32_t x) {
 #if MLPCORE_EMULATOR
-  return __builtin_bit_cast(f16x2, emu::nv::relu_f16x2(bits));
+  return emu::nv::relu_f16x2(x);
 #elif MLPCORE_ARCH_SM80
   std::uint32_t d;
-  asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(bits), "r"(0u));
-  return __builtin_bit_cast(f16x2, d);
+  asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(x), "r"(0u));
+  return d;
 #else
   trap("max.NaN.f16x2 in a kernel built for a target before sm_80");
 #endif

@@ -120,7 +120,7 @@ struct TileMmaSm80With {
   MLPCORE_DEVICE static BFrag to_b_layout_relu(const AccFrag& d) {
     if constexpr (kF16Acc) {
       auto pairs = __builtin_bit_cast(vec<std::uint32_t, 4>, d);
-      for (int i = 0; i < 4; ++i) pairs[i] = __builtin_bit_cast(std::uint32_t, nv::relu_f16x2(__builtin_bit_cast(nv::f16x2, pairs[i])));
+      for (int i = 0; i < 4; ++i) pairs[i] = nv::relu_f16x2(pairs[i]);
       return __builtin_bit_cast(BFrag, pairs);
     } else {
       return pack_pairs_with<BFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });

@@ -131,7 +131,7 @@ std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::st
 
 std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model) { return create_network<ops::TileMmaSm80>(model, "cuda"); }
 std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model) {
-  if (fixed_shape_index(model) < 0) return create_network<ops::TileMmaSm80>(model, "cuda-f16acc");  // see fixed_shape_index
+  if (!has_f16_accumulation_kernel(model)) return create_network<ops::TileMmaSm80>(model, "cuda-f16acc");
   return create_network<ops::TileMmaSm80F16Acc>(model, "cuda-f16acc");
 }
 

@@ -67,7 +67,7 @@ std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { retur
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMfmaGfx9>>(m, "emu-cdna"); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia"); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
-  if (fixed_shape_index(m) < 0) return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia-f16acc");  // as cuda-f16acc
+  if (!has_f16_accumulation_kernel(m)) return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia-f16acc");
   return std::make_unique<EmuNetwork<ops::TileMmaSm80F16Acc>>(m, "emu-nvidia-f16acc");
 }
 

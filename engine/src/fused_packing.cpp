@@ -37,6 +37,8 @@ int fixed_shape_index(const Model& model) {
   return -1;
 }
 
+bool has_f16_accumulation_kernel(const Model& model) { return fixed_shape_index(model) >= 0; }
+
 std::string fused_kernel_name(const Model& model, const PackedNetwork& p) {
   const int fixed = fixed_shape_index(model);
   return (fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles)) +

@@ -101,9 +101,12 @@ Error no_device_view_with_f16_accumulation(const std::string& backend);
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
 // The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
-// Backends cuda-f16acc and emu-nvidia-f16acc accumulate in float16 only there: the run-time-shaped kernels
-// were slower with it (ops/fused_mlp_kernels.hip), so other shapes keep float32 accumulation.
 int fixed_shape_index(const Model& model);
+
+// Whether backends cuda-f16acc and emu-nvidia-f16acc accumulate the model in float16: only where a
+// fixed-shape kernel exists. The run-time-shaped kernels were slower with it (ops/fused_mlp_kernels.hip),
+// so other shapes keep float32 accumulation.
+bool has_f16_accumulation_kernel(const Model& model);
 
 // The kernel of ops/fused_mlp_kernels.hip to run the model with: its fixed-shape kernel where one
 // exists, else the run-time-shaped variant for p.max_tiles; "_f16acc" appended for float16 accumulation.
