@@ -48,7 +48,7 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs, InDim, wave);
   for (unsigned l = 0; l < net.num_layers; ++l) {
     const ops::LayerDesc d = net.layers[l];
-    ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, outputs, wave);
+    ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, wave);
   }
   ops::sync_wave();
   if (active)

@@ -8,7 +8,8 @@
 // Two drivers share the layer code: mlp_forward<Tile, MaxTiles> reads every layer's shape at run time
 // (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Hidden, Output, Widths...> has the
 // activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops, guards
-// and activation switches disappear.
+// and activation switches disappear; where the tile's policy says so, its first and last layers run
+// narrower instructions when they are at most 8 wide (FusedPolicy::narrow_edges).
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -42,7 +43,7 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
 // A hidden layer's output tile, activated, as the next layer's input; tiles that can fold ReLU into
 // their packing instruction do (Tile::to_b_layout_relu).
 template <class Tile>
-MLPCORE_DEVICE typename Tile::BFrag activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param) {
+MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param) {
   if constexpr (requires { Tile::to_b_layout_relu(acc); }) {
     if (kind == ActivationKind::relu) return Tile::to_b_layout_relu(acc);
   }
@@ -131,20 +132,25 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
     });
 }
 
-// One dense layer on the activations in `act` (registers indexed only by unrolled counters). A hidden
-// layer leaves its output in `act`; the last layer stores it.
-template <class Tile, class Activations, bool Prefetch = false, int Tiles, int S, class Io>
+// A hidden layer's output can feed the next layer (tiles with N = 8 exist for the last layer only).
+template <class Tile>
+concept FeedsNextLayer = requires(const typename Tile::AccFrag& acc) { Tile::to_b_layout(acc); };
+
+// One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
+// unrolled counters). A hidden layer leaves its output in `out` (which may be `act`); the last layer
+// stores it.
+template <class Tile, class Activations, bool Prefetch = false, int InTiles, int Tiles, int S, class OutFrag, class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
-                                typename Tile::BFrag (&act)[Tiles][S], Io* output, SampleBlock b) {
+                                const typename Tile::BFrag (&act)[InTiles][S], OutFrag (&out)[Tiles][S], Io* output, SampleBlock b) {
   const half_t* w = net.weights + d.weight_offset;
   const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
-  typename Tile::BFrag next[Tiles][S];
+  OutFrag next[Tiles][S];
   // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
   // (their L1 latency is what such a kernel otherwise waits on).
-  typename Tile::AFrag weights[Tiles]{}, upcoming[Tiles]{};  // only fragments kt < in_tiles are read
-  const auto load_weights = [&](int mt, typename Tile::AFrag (&into)[Tiles]) {
+  typename Tile::AFrag weights[InTiles]{}, upcoming[InTiles]{};  // only fragments kt < in_tiles are read
+  const auto load_weights = [&](int mt, typename Tile::AFrag (&into)[InTiles]) {
     MLPCORE_UNROLL
-    for (int kt = 0; kt < Tiles; ++kt)
+    for (int kt = 0; kt < InTiles; ++kt)
       if (kt < in_tiles) into[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
   };
   if constexpr (Prefetch) load_weights(0, weights);
@@ -158,7 +164,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
     typename Tile::AccFrag acc[S];
     MLPCORE_UNROLL
-    for (int kt = 0; kt < Tiles; ++kt) {
+    for (int kt = 0; kt < InTiles; ++kt) {
       if (kt > 0 && kt >= in_tiles) continue;  // a layer has at least one K tile: every acc[s] is set
       // Without Prefetch each fragment loads right before its instructions: the fewest live registers.
       const typename Tile::AFrag fragment = Prefetch ? weights[kt] : load_packed_a<Tile>(w, in_tiles, mt, kt);
@@ -167,7 +173,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     }
     if constexpr (Prefetch) {
       MLPCORE_UNROLL
-      for (int kt = 0; kt < Tiles; ++kt)
+      for (int kt = 0; kt < InTiles; ++kt)
         if (kt < in_tiles && mt + 1 < out_tiles) weights[kt] = upcoming[kt];
     }
     MLPCORE_UNROLL
@@ -175,19 +181,21 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       if (last) {
         activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
         store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
-      } else {
+      } else if constexpr (FeedsNextLayer<Tile>) {
         next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param);
       }
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
   }
-  if (last) return;
-  MLPCORE_UNROLL
-  for (int mt = 0; mt < Tiles; ++mt)
+  if constexpr (FeedsNextLayer<Tile>) {
+    if (last) return;
     MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s)
-      if (mt < out_tiles) act[mt][s] = next[mt][s];
+    for (int mt = 0; mt < Tiles; ++mt)
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s)
+        if (mt < out_tiles) out[mt][s] = next[mt][s];
+  }
 }
 
 // Calls f(block, next) for each block of S sample tiles this wave owns (grid-stride over waves); next is
@@ -266,7 +274,7 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
     prefetch.fetch(next);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, output, b);
+      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output, b);
     }
   });
 }
@@ -289,6 +297,24 @@ constexpr FusedPolicy fixed_shape_policy() {
   return Tile::fused_policy({width_at<0, Widths...>(), widest<Widths...>(), true});
 }
 
+// Calls f.template operator()<K, N>() with the instruction shape layer d is packed for (LayerDesc::k, n),
+// where the kernel allows a narrow K or N; 16 x 16 otherwise.
+template <bool NarrowK, bool NarrowN, class F>
+MLPCORE_DEVICE void with_layer_shape(const LayerDesc& d, F f) {
+  if constexpr (NarrowK) {
+    if (d.k == 8) {
+      if constexpr (NarrowN) {
+        if (d.n == 8) return f.template operator()<8, 8>();
+      }
+      return f.template operator()<8, 16>();
+    }
+  }
+  if constexpr (NarrowN) {
+    if (d.n == 8) return f.template operator()<16, 8>();
+  }
+  f.template operator()<16, 16>();
+}
+
 template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths, class Io>
 MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
@@ -297,16 +323,33 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   constexpr FusedPolicy kPolicy = fixed_shape_policy<Tile, Widths...>();
   constexpr int S = kPolicy.sample_tiles;
   constexpr int kInTiles = width_at<0, Widths...>();
+  // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.
+  constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1;
+  constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1;
   InputPrefetch<Tile, Io, S, kInTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
-    load_input<Tile>(act, kInTiles, prefetch.rows(b.sample0), net.input_dim, b);
-    prefetch.fetch(next);
-    [&]<int... L>(std::integer_sequence<int, L...>) {
-      (dense_layer<Tile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, net.layers[L], width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
-                                                            L + 1 == kLayers, act, output, b),
-       ...);
-    }(std::make_integer_sequence<int, kLayers>{});
+    const auto layer = [&]<int L>(std::integral_constant<int, L>) {
+      constexpr bool kFirst = L == 0, kLast = L + 1 == kLayers;
+      const LayerDesc& d = net.layers[L];
+      with_layer_shape<kNarrowIn && kFirst, kNarrowOut && kLast>(d, [&]<int K, int N>() {
+        using LayerTile = shaped_tile_t<Tile, K, N>;
+        const auto run = [&](const auto& in) {
+          dense_layer<LayerTile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
+                                                                                          kLast, in, act, output, b);
+        };
+        if constexpr (kFirst) {
+          // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
+          typename LayerTile::BFrag in[width_at<0, Widths...>()][fixed_shape_policy<Tile, Widths...>().sample_tiles];
+          load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b);
+          prefetch.fetch(next);
+          run(in);
+        } else {
+          run(act);
+        }
+      });
+    };
+    [&]<int... L>(std::integer_sequence<int, L...>) { (layer(std::integral_constant<int, L>{}), ...); }(std::make_integer_sequence<int, kLayers>{});
   });
 }
 

@@ -22,6 +22,8 @@ struct LayerDesc {
   std::uint16_t out_tiles;      // padded output width / 16
   ActivationKind activation;
   float param;                  // leaky_relu alpha, softplus beta
+  std::uint8_t k = 16, n = 16;  // the matrix instructions' features and units the weights are packed for:
+                                // 8 on a narrow edge (FusedPolicy::narrow_edges), else 16
 };
 
 struct NetworkView {

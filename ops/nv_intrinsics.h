@@ -45,7 +45,9 @@ MLPCORE_DEVICE f16x2 cvt_rn_relu_f16x2(float lo, float hi) {
 }
 
 // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32: D (16x8) = A (16x16) B (16x8) + C, one warp;
-// a: 4 registers of packed halves, b: 2, c/d: 4 floats per lane (PTX ISA fragment layouts).
+// a: 4 registers of packed halves, b: 2, c/d: 4 floats per lane (PTX ISA fragment layouts). The mma
+// asm statements are not volatile: they have no side effects, so the compiler may schedule them like
+// any arithmetic.
 MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const f32x4& c) {
 #if MLPCORE_EMULATOR
   f32x4 d;
@@ -53,7 +55,7 @@ MLPCORE_DEVICE f32x4 mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32
   return d;
 #elif MLPCORE_ARCH_SM80
   f32x4 d;
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
   return d;
@@ -70,11 +72,45 @@ MLPCORE_DEVICE f16x4 mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::ui
 #if MLPCORE_EMULATOR
   emu::nv::mma_m16n8k16_f16(a, b, cr.e, d.e);
 #elif MLPCORE_ARCH_SM80
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
                : "=r"(d[0]), "=r"(d[1])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(cr[0]), "r"(cr[1]));
 #else
   trap("mma.sync.m16n8k16 in a kernel built for a target before sm_80");
+#endif
+  return __builtin_bit_cast(f16x4, d);
+}
+
+// mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32: K = 8; a: 2 registers, b: 1, c/d as m16n8k16 (its
+// fragments are m16n8k16's first registers, element for element).
+MLPCORE_DEVICE f32x4 mma_m16n8k8(const std::uint32_t (&a)[2], std::uint32_t b, const f32x4& c) {
+#if MLPCORE_EMULATOR
+  f32x4 d;
+  emu::nv::mma_m16n8k8(a, b, &c[0], &d[0]);
+  return d;
+#elif MLPCORE_ARCH_SM80
+  f32x4 d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  return d;
+#else
+  trap("mma.sync.m16n8k8 in a kernel built for a target before sm_80");
+#endif
+}
+
+// mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16: the same with float16 accumulation.
+MLPCORE_DEVICE f16x4 mma_m16n8k8_f16(const std::uint32_t (&a)[2], std::uint32_t b, const f16x4& c) {
+  const auto cr = __builtin_bit_cast(u32x2, c);
+  u32x2 d;
+#if MLPCORE_EMULATOR
+  emu::nv::mma_m16n8k8_f16(a, b, cr.e, d.e);
+#elif MLPCORE_ARCH_SM80
+  asm("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%5,%6};"
+      : "=r"(d[0]), "=r"(d[1])
+      : "r"(a[0]), "r"(a[1]), "r"(b), "r"(cr[0]), "r"(cr[1]));
+#else
+  trap("mma.sync.m16n8k8 in a kernel built for a target before sm_80");
 #endif
   return __builtin_bit_cast(f16x4, d);
 }

@@ -22,18 +22,30 @@
 
 namespace mlpcore::ops {
 
-template <class Acc>
-struct TileMmaSm80With {
+// Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 input features runs mma.m16n8k8,
+// a last layer of at most 8 output units one m16n8k16 instead of two: Shaped<8, 16>, <16, 8> and <8, 8>
+// are this tile with K (features) or N (units) of 8, which hold features and units 0-7 in natural order
+// (hardware K 2t, 2t+1 hold features 2t, 2t+1). They serve the network's edges only: their input is
+// loaded and their output stored element by element, and a narrow-K layer's output (N = 16) is an
+// ordinary layer's operand.
+template <class Acc, int K = 16, int N = 16>
+struct TileMmaSm80Shape {
+  static_assert((K == 8 || K == 16) && (N == 8 || N == 16), "mma.m16n8k8/k16, one or two per tile");
   static constexpr int kWave = 32;
-  static constexpr int kA = 8, kB = 8, kAcc = 8;
+  static constexpr int kA = K * N / 32, kB = K / 2, kAcc = N / 2;
   static constexpr bool kF16Acc = sizeof(Acc) == sizeof(half_t);
-  using AFrag = vec<half_t, 8>;  // two B fragments (units 0-7, 8-15) of the hardware instruction
-  using BFrag = vec<half_t, 8>;  // the hardware A fragment
-  using AccFrag = vec<Acc, 8>;  // two m16n8 accumulators (units 0-7, 8-15)
+  static constexpr bool kFull = K == 16 && N == 16;
+  using AFrag = vec<half_t, kA>;  // N / 8 B fragments (units 0-7, 8-15) of the hardware instruction
+  using BFrag = vec<half_t, kB>;  // the hardware A fragment
+  using AccFrag = vec<Acc, kAcc>;  // N / 8 m16n8 accumulators (units 0-7, 8-15)
+  using NextBFrag = vec<half_t, 8>;  // what to_b_layout makes: the next layer's (K = 16) operand
+  template <int K2, int N2>
+  using Shaped = TileMmaSm80Shape<Acc, K2, N2>;
 
-  // PTX: groupID = lane / 4, threadID_in_group = lane % 4.
-  static constexpr int a_row(int lane, int i) { return lane / 4 + 8 * (i / 4); }
-  static constexpr int a_col(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i % 4 / 2); }
+  // PTX: groupID = lane / 4, threadID_in_group = lane % 4; m16n8k8's fragments are m16n8k16's first
+  // registers (same element positions).
+  static constexpr int a_row(int lane, int i) { return lane / 4 + 8 * (i / (K / 4)); }
+  static constexpr int a_col(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i % (K / 4) / 2); }
   static constexpr int b_row(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
   static constexpr int b_col(int lane, int i) { return lane / 4 + 8 * (i / 2 % 2); }
   static constexpr int acc_row(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
@@ -45,23 +57,26 @@ struct TileMmaSm80With {
   // compiled-in 64-wide shapes with one input tile prefetch their input and fit 96 registers, 5 blocks
   // per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the prefetch
   // alone gains nothing; with float16 accumulators too, 96 registers beat 80 with 6 blocks by 2-5%).
+  // Narrow edges for 64-wide shapes with float16 accumulators (3-64x4-1 +9%, 16-64x2-4 +6%; at 128 wide
+  // the extra code paths took 178 to 255 registers and spilled; with float32 accumulators the last
+  // layer's single instruction made ptxas spill at 96 registers, and the device API needs full tiles).
   static constexpr FusedPolicy fused_policy(FusedShape shape) {
     if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
     if (shape.width_tiles > 4) return {2, true};
-    if (shape.input_tiles > 1) return {2};
-    return {2, false, true, 5};
+    if (shape.input_tiles > 1) return {2, false, false, 0, kF16Acc};
+    return {2, false, true, 5, kF16Acc};
   }
-  static constexpr int k_feature(int k) { return 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
-  static constexpr int acc_unit(int m) { return k_feature(m); }
+  static constexpr int k_feature(int k) { return K == 8 ? k : 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
+  static constexpr int acc_unit(int m) { return N == 8 ? m : 4 * (m % 8 / 2) + m % 2 + 2 * (m / 8); }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 4;
   static constexpr int bias_slot(int lane) { return lane % 4; }
 
-  // Both m16n8k16 instructions: units in hardware columns 0-7, then 8-15.
+  // One instruction per n8 half of the tile: units in hardware columns 0-7, then 8-15.
   MLPCORE_DEVICE static AccFrag mma(const AFrag& w, const BFrag& x, const AccFrag& c) {
     AccFrag d;
     mma_half<0>(w, x, c, d);
-    mma_half<1>(w, x, c, d);
+    if constexpr (N == 16) mma_half<1>(w, x, c, d);
     return d;
   }
 
@@ -69,6 +84,7 @@ struct TileMmaSm80With {
   // feature, rows `stride` values apart, aligned to 4 values; features >= `features` (a multiple of 4)
   // read as zero. float16 rows are already the packed pairs the fragment holds.
   template <class Io>
+    requires kFull
   MLPCORE_DEVICE static BFrag load_rows(const Io* row0, unsigned stride, unsigned features) {
     const unsigned lane = lane_id(), f = 4 * (lane % 4);
     vec<Io, 4> lo{}, hi{};  // samples lane/4 and lane/4 + 8
@@ -80,10 +96,11 @@ struct TileMmaSm80With {
     if constexpr (sizeof(Io) == sizeof(half_t))
       return __builtin_bit_cast(BFrag, v);
     else
-      return pack_floats<TileMmaSm80With, BFrag>(v);
+      return pack_floats<TileMmaSm80Shape, BFrag>(v);
   }
   // The inverse of load_rows for one output tile: units >= `units` (a multiple of 4) are not written.
   template <class Io>
+    requires kFull
   MLPCORE_DEVICE static void store_rows(const AccFrag& d, Io* row0, unsigned stride, unsigned units) {
     const unsigned lane = lane_id(), u = 4 * (lane % 4);
     if (u >= units) return;
@@ -98,7 +115,7 @@ struct TileMmaSm80With {
     if constexpr (sizeof(Io) == sizeof(Acc))
       return v;
     else if constexpr (sizeof(Io) == sizeof(half_t))
-      return pack_floats<TileMmaSm80With, vec<Io, 4>>(v);
+      return pack_floats<TileMmaSm80Shape, vec<Io, 4>>(v);
     else
       return vec<Io, 4>{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3])};
   }
@@ -109,43 +126,52 @@ struct TileMmaSm80With {
 
   // The accumulator's element i sits where the next A fragment's element i must: only the packing of
   // float32 accumulators into halves, nothing for float16 ones.
-  MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) {
+  MLPCORE_DEVICE static NextBFrag to_b_layout(const AccFrag& d)
+    requires(N == 16)
+  {
     if constexpr (kF16Acc)
-      return __builtin_bit_cast(BFrag, d);
+      return __builtin_bit_cast(NextBFrag, d);
     else
-      return pack_floats<TileMmaSm80With, BFrag>(d);
+      return pack_floats<TileMmaSm80Shape, NextBFrag>(d);
   }
   // With ReLU folded into the packing instruction (cvt.rn.relu.f16x2: one per two units instead of a
   // compare and a select per unit before the cvt), or one max.NaN.f16x2 per two float16 units.
-  MLPCORE_DEVICE static BFrag to_b_layout_relu(const AccFrag& d) {
+  MLPCORE_DEVICE static NextBFrag to_b_layout_relu(const AccFrag& d)
+    requires(N == 16)
+  {
     if constexpr (kF16Acc) {
       auto pairs = __builtin_bit_cast(vec<std::uint32_t, 4>, d);
       for (int i = 0; i < 4; ++i) pairs[i] = nv::relu_f16x2(pairs[i]);
-      return __builtin_bit_cast(BFrag, pairs);
+      return __builtin_bit_cast(NextBFrag, pairs);
     } else {
-      return pack_pairs_with<BFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });
+      return pack_pairs_with<NextBFrag>([](float lo, float hi) { return nv::cvt_rn_relu_f16x2(lo, hi); }, [&](int i) { return d[i]; });
     }
   }
 
  private:
-  // Instruction H of the pair: weight registers 2H, 2H+1 and accumulator elements 4H .. 4H+3.
+  // Instruction H: weight registers from K / 8 * H and accumulator elements 4H .. 4H+3.
   template <int H>
   MLPCORE_DEVICE static void mma_half(const AFrag& w, const BFrag& x, const AccFrag& c, AccFrag& d) {
-    const auto wr = __builtin_bit_cast(vec<std::uint32_t, 4>, w);
-    const auto xr = __builtin_bit_cast(vec<std::uint32_t, 4>, x);
-    const std::uint32_t a[4] = {xr[0], xr[1], xr[2], xr[3]};
-    const std::uint32_t b[2] = {wr[2 * H], wr[2 * H + 1]};
+    constexpr int kRegs = K / 8;  // B registers per instruction; the A fragment has 2 * kRegs
+    const auto wr = __builtin_bit_cast(vec<std::uint32_t, kA / 2>, w);
+    const auto xr = __builtin_bit_cast(vec<std::uint32_t, kB / 2>, x);
     const vec<Acc, 4> ch{c[4 * H], c[4 * H + 1], c[4 * H + 2], c[4 * H + 3]};
     vec<Acc, 4> dh;
-    if constexpr (kF16Acc)
-      dh = nv::mma_m16n8k16_f16(a, b, ch);
-    else
-      dh = nv::mma_m16n8k16(a, b, ch);
+    if constexpr (K == 16) {
+      const std::uint32_t a[4] = {xr[0], xr[1], xr[2], xr[3]};
+      const std::uint32_t b[2] = {wr[kRegs * H], wr[kRegs * H + 1]};
+      if constexpr (kF16Acc) dh = nv::mma_m16n8k16_f16(a, b, ch);
+      else dh = nv::mma_m16n8k16(a, b, ch);
+    } else {
+      const std::uint32_t a[2] = {xr[0], xr[1]};
+      if constexpr (kF16Acc) dh = nv::mma_m16n8k8_f16(a, wr[H], ch);
+      else dh = nv::mma_m16n8k8(a, wr[H], ch);
+    }
     for (int i = 0; i < 4; ++i) d[4 * H + i] = dh[i];
   }
 };
 
-using TileMmaSm80 = TileMmaSm80With<float>;
-using TileMmaSm80F16Acc = TileMmaSm80With<half_t>;
+using TileMmaSm80 = TileMmaSm80Shape<float>;
+using TileMmaSm80F16Acc = TileMmaSm80Shape<half_t>;
 
 }  // namespace mlpcore::ops

@@ -22,13 +22,29 @@ struct FusedShape {
 // prefetch_input the next sample block's input is copied to shared memory during this one's layers
 // (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
 // multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
-// it to the compiler, as the AMD kernels always do).
+// it to the compiler, as the AMD kernels always do); with narrow_edges a fixed-shape kernel runs a first
+// layer of at most 8 features and a last layer of at most 8 units on the tile's narrow instructions
+// (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k and ::n).
 struct FusedPolicy {
   int sample_tiles = 1;
   bool prefetch_weights = false;
   bool prefetch_input = false;
   int min_blocks = 0;
+  bool narrow_edges = false;
 };
+
+// The tile for a layer whose instructions have K features and N units (8 or 16): Tile itself for 16 x 16,
+// else its Shaped<K, N> (tile families without narrow instructions never get narrow_edges).
+template <class Tile, int K, int N>
+struct shaped_tile {
+  using type = typename Tile::template Shaped<K, N>;
+};
+template <class Tile>
+struct shaped_tile<Tile, 16, 16> {
+  using type = Tile;
+};
+template <class Tile, int K, int N>
+using shaped_tile_t = typename shaped_tile<Tile, K, N>::type;
 
 // The accumulator's element type: float, or half_t for tiles that accumulate in float16.
 template <class Tile>

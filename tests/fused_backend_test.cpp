@@ -142,13 +142,15 @@ TEST_P(FusedBackend, WidestAndDeepestModelsMatchFloat64) {
   check(relu, GetParam(), 1000, rng, "3-64x4-1 relu", stats);
 }
 
-// The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded, and the same shapes with
-// other activations, which take the run-time-shaped kernel.
+// The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded (edges of at most 8 and
+// of more: narrow and full first and last layers on the NVIDIA float16-accumulating kernels), and the same
+// shapes with other activations, which take the run-time-shaped kernel.
 TEST_P(FusedBackend, FixedShapeKernelsMatchFloat64) {
   std::mt19937 rng(seed(8));
   Stats stats;
   const std::vector<std::vector<std::size_t>> shapes = {
-      {32, 64, 64, 64, 64, 16}, {32, 128, 128, 128, 128, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}, {20, 50, 60, 64, 49, 10}};
+      {32, 64, 64, 64, 64, 16}, {32, 128, 128, 128, 128, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}, {20, 50, 60, 64, 49, 10},
+      {8, 64, 64, 64, 64, 12}, {12, 64, 64, 64, 64, 8},    {1, 64, 64, 64, 64, 16}, {16, 64, 64, 13}, {32, 64, 64, 64, 64, 3}};
   for (const auto& widths : shapes)
     for (const auto hidden : {ActivationKind::relu, ActivationKind::silu}) {
       std::vector<Activation> acts(widths.size() - 1, Activation::make(hidden));

@@ -2,6 +2,7 @@
 // Host side of the fused matrix-core kernels: packs a Model's weights, once, into the A-fragment order of
 // a tile family and its biases into accumulator order, so each lane fetches a weight fragment or a bias
 // accumulator with one contiguous load (ops/fused_mlp.h).
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -47,6 +48,70 @@ constexpr int slot_lane(int slot) {
   return lane;
 }
 
+// The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
+int fixed_shape_index(const Model& model);
+
+// What the model's fixed-shape kernel is compiled with: Tile::fused_policy of the model's shape in
+// tiles; for a model without one, narrow_edges is false (the run-time-shaped kernels never use them).
+template <class Tile>
+ops::FusedPolicy fixed_kernel_policy(const Model& model) {
+  if (fixed_shape_index(model) < 0) return {};
+  int widest = static_cast<int>((model.input_dim() + 15) / 16);
+  for (const Layer& l : model.layers) widest = std::max(widest, static_cast<int>((l.out + 15) / 16));
+  return Tile::fused_policy({static_cast<int>((model.input_dim() + 15) / 16), widest, true});
+}
+
+// Calls f.template operator()<LayerTile>() with Tile's tile for K features and N units (8 or 16).
+template <class Tile, class F>
+void with_shaped_tile(int k, int n, F&& f) {
+  if constexpr (requires { typename Tile::template Shaped<8, 8>; }) {
+    if (k == 8) return n == 8 ? f.template operator()<ops::shaped_tile_t<Tile, 8, 8>>() : f.template operator()<ops::shaped_tile_t<Tile, 8, 16>>();
+    if (n == 8) return f.template operator()<ops::shaped_tile_t<Tile, 16, 8>>();
+  }
+  f.template operator()<Tile>();
+}
+
+// Appends layer li, packed for LayerTile's instructions of K features and N units (weights as its A
+// fragments, biases as its accumulators), and its descriptor.
+template <class LayerTile>
+void pack_layer(PackedNetwork& p, const Layer& l, std::size_t li, int k, int n, const char* backend) {
+  using Acc = ops::acc_elem_t<LayerTile>;
+  const int in_tiles = static_cast<int>((l.in + 15) / 16), out_tiles = static_cast<int>((l.out + 15) / 16);
+  ops::LayerDesc desc{static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size() / sizeof(Acc)),
+                      static_cast<std::uint16_t>(in_tiles), static_cast<std::uint16_t>(out_tiles), l.activation.kind, l.activation.param};
+  desc.k = static_cast<std::uint8_t>(k);
+  desc.n = static_cast<std::uint8_t>(n);
+  p.layers.push_back(desc);
+  for (int mt = 0; mt < out_tiles; ++mt)
+    for (int kt = 0; kt < in_tiles; ++kt)
+      for (int lane = 0; lane < LayerTile::kWave; ++lane)
+        for (int e = 0; e < LayerTile::kA; ++e) {
+          const std::size_t row = static_cast<std::size_t>(mt * 16 + LayerTile::acc_unit(LayerTile::a_row(lane, e)));
+          const std::size_t col = static_cast<std::size_t>(kt * 16 + LayerTile::k_feature(LayerTile::a_col(lane, e)));
+          const float w = row < l.out && col < l.in ? l.weight[row * l.in + col] : 0.0f;
+          const std::uint16_t bits = ops::float_to_f16_bits(w);
+          if ((bits & 0x7c00u) == 0x7c00u)
+            throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".weight",
+                        "value " + std::to_string(w) + " does not fit float16 (|w| <= 65504)");
+          p.weights.push_back(std::bit_cast<ops::half_t>(bits));
+        }
+  for (int mt = 0; mt < out_tiles; ++mt)
+    for (int slot = 0; slot < LayerTile::kBiasSlots; ++slot)
+      for (int e = 0; e < LayerTile::kAcc; ++e) {
+        const auto unit = static_cast<std::size_t>(mt * 16 + LayerTile::acc_unit(LayerTile::acc_row(slot_lane<LayerTile>(slot), e)));
+        const float b = unit < l.out ? l.bias[unit] : 0.0f;
+        if constexpr (std::is_same_v<Acc, float>) {
+          append_bytes(p.biases, b);
+        } else {
+          const std::uint16_t bits = ops::float_to_f16_bits(b);
+          if ((bits & 0x7c00u) == 0x7c00u)
+            throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".bias",
+                        "value " + std::to_string(b) + " does not fit float16 (|b| <= 65504), which this backend accumulates in");
+          append_bytes(p.biases, bits);
+        }
+      }
+}
+
 template <class Tile>
 PackedNetwork pack_network(const Model& model, const char* backend) {
   using Acc = ops::acc_elem_t<Tile>;
@@ -56,39 +121,13 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   p.max_tiles = fused_tile_variant(model, backend);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
+  // Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 features packed for K = 8, a
+  // last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
+  const bool narrow = fixed_kernel_policy<Tile>(model).narrow_edges;
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
-    const int in_tiles = static_cast<int>((l.in + 15) / 16), out_tiles = static_cast<int>((l.out + 15) / 16);
-    p.layers.push_back({static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size() / sizeof(Acc)),
-                        static_cast<std::uint16_t>(in_tiles), static_cast<std::uint16_t>(out_tiles), l.activation.kind, l.activation.param});
-    for (int mt = 0; mt < out_tiles; ++mt)
-      for (int kt = 0; kt < in_tiles; ++kt)
-        for (int lane = 0; lane < Tile::kWave; ++lane)
-          for (int e = 0; e < Tile::kA; ++e) {
-            const std::size_t row = static_cast<std::size_t>(mt * 16 + Tile::acc_unit(Tile::a_row(lane, e)));
-            const std::size_t col = static_cast<std::size_t>(kt * 16 + Tile::k_feature(Tile::a_col(lane, e)));
-            const float w = row < l.out && col < l.in ? l.weight[row * l.in + col] : 0.0f;
-            const std::uint16_t bits = ops::float_to_f16_bits(w);
-            if ((bits & 0x7c00u) == 0x7c00u)
-              throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".weight",
-                          "value " + std::to_string(w) + " does not fit float16 (|w| <= 65504)");
-            p.weights.push_back(std::bit_cast<ops::half_t>(bits));
-          }
-    for (int mt = 0; mt < out_tiles; ++mt)
-      for (int slot = 0; slot < Tile::kBiasSlots; ++slot)
-        for (int e = 0; e < Tile::kAcc; ++e) {
-          const auto unit = static_cast<std::size_t>(mt * 16 + Tile::acc_unit(Tile::acc_row(slot_lane<Tile>(slot), e)));
-          const float b = unit < l.out ? l.bias[unit] : 0.0f;
-          if constexpr (std::is_same_v<Acc, float>) {
-            append_bytes(p.biases, b);
-          } else {
-            const std::uint16_t bits = ops::float_to_f16_bits(b);
-            if ((bits & 0x7c00u) == 0x7c00u)
-              throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".bias",
-                          "value " + std::to_string(b) + " does not fit float16 (|b| <= 65504), which this backend accumulates in");
-            append_bytes(p.biases, bits);
-          }
-        }
+    const int k = narrow && li == 0 && l.in <= 8 ? 8 : 16, n = narrow && li + 1 == model.layers.size() && l.out <= 8 ? 8 : 16;
+    with_shaped_tile<Tile>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, li, k, n, backend); });
   }
   return p;
 }
@@ -99,9 +138,6 @@ Error no_device_view_with_f16_accumulation(const std::string& backend);
 
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
-
-// The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
-int fixed_shape_index(const Model& model);
 
 // Whether backends cuda-f16acc and emu-nvidia-f16acc accumulate the model in float16: only where a
 // fixed-shape kernel exists. The run-time-shaped kernels were slower with it (ops/fused_mlp_kernels.hip),

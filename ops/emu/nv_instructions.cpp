@@ -14,6 +14,7 @@ namespace {
 struct MmaOperands {
   std::uint32_t a[4], b[2];
   float c[4];
+  int k;  // 16, or 8: A holds registers 0-1 only, B register 0
 };
 struct MmaResult {
   float d[4];
@@ -22,7 +23,8 @@ struct MmaResult {
 float half_of(std::uint32_t reg, unsigned i) { return ops::f16_bits_to_float(static_cast<std::uint16_t>(reg >> (16 * (i % 2)))); }
 
 void execute_mma(std::span<const void* const> in, std::span<void* const> out) {
-  if (in.size() != 32) throw EmulatorError("mma.sync.m16n8k16 needs a warp of 32, launched with " + std::to_string(in.size()));
+  if (in.size() != 32) throw EmulatorError("mma.sync.m16n8k16/k8 needs a warp of 32, launched with " + std::to_string(in.size()));
+  const int k = static_cast<const MmaOperands*>(in[0])->k;
   float a[16][16], b[16][8], c[16][8];
   for (auto& row : a)
     for (float& v : row) v = NAN;
@@ -32,22 +34,25 @@ void execute_mma(std::span<const void* const> in, std::span<void* const> out) {
     for (float& v : row) v = NAN;
   for (unsigned l = 0; l < 32; ++l) {
     const auto& o = *static_cast<const MmaOperands*>(in[l]);
-    for (unsigned i = 0; i < 8; ++i) {
+    if (o.k != k) throw EmulatorError("mma.sync: lanes of one warp ran different shapes");
+    for (unsigned i = 0; i < static_cast<unsigned>(k / 2); ++i) {
       const Element e = layout(Operand::a, l, i);
       a[e.row][e.col] = half_of(o.a[i / 2], i);
     }
+    for (unsigned i = 0; i < static_cast<unsigned>(k / 4); ++i) {
+      const Element e = layout(Operand::b, l, i);
+      b[e.row][e.col] = half_of(o.b[i / 2], i);
+    }
     for (unsigned i = 0; i < 4; ++i) {
-      const Element eb = layout(Operand::b, l, i);
-      b[eb.row][eb.col] = half_of(o.b[i / 2], i);
-      const Element ec = layout(Operand::c, l, i);
-      c[ec.row][ec.col] = o.c[i];
+      const Element e = layout(Operand::c, l, i);
+      c[e.row][e.col] = o.c[i];
     }
   }
   for (unsigned l = 0; l < 32; ++l)
     for (unsigned i = 0; i < 4; ++i) {
       const Element e = layout(Operand::c, l, i);
       float acc = c[e.row][e.col];
-      for (int k = 0; k < 16; ++k) acc += a[e.row][k] * b[k][e.col];
+      for (int j = 0; j < k; ++j) acc += a[e.row][j] * b[j][e.col];
       static_cast<MmaResult*>(out[l])->d[i] = acc;
     }
 }
@@ -64,22 +69,42 @@ Element layout(Operand operand, unsigned lane, unsigned i) {
   return {group + (n >= 2 ? 8 : 0), thread_in_group * 2 + (n & 1)};
 }
 
-void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float* c, float* d) {
-  MmaOperands in{};
-  std::memcpy(in.a, a, sizeof in.a);
-  std::memcpy(in.b, b, sizeof in.b);
-  std::memcpy(in.c, c, sizeof in.c);
+namespace {
+
+void mma(const MmaOperands& in, float* d) {
   MmaResult result{};
-  wave_collective("mma.sync.m16n8k16", execute_mma, &in, &result);
+  wave_collective(in.k == 8 ? "mma.sync.m16n8k8" : "mma.sync.m16n8k16", execute_mma, &in, &result);
   std::memcpy(d, result.d, sizeof result.d);
 }
 
-void mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const std::uint32_t (&c)[2], std::uint32_t (&d)[2]) {
+// float16 C and D around the float32 computation: D rounded once.
+template <class F>
+void with_f16_accumulators(const std::uint32_t (&c)[2], std::uint32_t (&d)[2], F mma_f32) {
   const float c32[4] = {half_of(c[0], 0), half_of(c[0], 1), half_of(c[1], 0), half_of(c[1], 1)};
   float d32[4];
-  mma_m16n8k16(a, b, c32, d32);
+  mma_f32(c32, d32);
   d[0] = cvt_rn_f16x2(d32[0], d32[1]);
   d[1] = cvt_rn_f16x2(d32[2], d32[3]);
+}
+
+}  // namespace
+
+void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float* c, float* d) {
+  MmaOperands in{{a[0], a[1], a[2], a[3]}, {b[0], b[1]}, {c[0], c[1], c[2], c[3]}, 16};
+  mma(in, d);
+}
+
+void mma_m16n8k8(const std::uint32_t (&a)[2], std::uint32_t b, const float* c, float* d) {
+  MmaOperands in{{a[0], a[1]}, {b}, {c[0], c[1], c[2], c[3]}, 8};
+  mma(in, d);
+}
+
+void mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const std::uint32_t (&c)[2], std::uint32_t (&d)[2]) {
+  with_f16_accumulators(c, d, [&](const float* c32, float* d32) { mma_m16n8k16(a, b, c32, d32); });
+}
+
+void mma_m16n8k8_f16(const std::uint32_t (&a)[2], std::uint32_t b, const std::uint32_t (&c)[2], std::uint32_t (&d)[2]) {
+  with_f16_accumulators(c, d, [&](const float* c32, float* d32) { mma_m16n8k8(a, b, c32, d32); });
 }
 
 std::uint32_t relu_f16x2(std::uint32_t x) {

@@ -23,6 +23,11 @@ void mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], cons
 // models it as exact products summed in float32 and rounded once to float16 (nearest even), so tests
 // bound such results against float64 instead of comparing bits with the hardware.
 void mma_m16n8k16_f16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const std::uint32_t (&c)[2], std::uint32_t (&d)[2]);
+// mma.sync.aligned.m16n8k8 (.f32 and .f16 accumulators): K = 8. Its A and B fragments are the first 4
+// and 2 elements of m16n8k16's (same positions, `layout`); computed as m16n8k16 with K 8-15 absent.
+void mma_m16n8k8(const std::uint32_t (&a)[2], std::uint32_t b, const float* c, float* d);
+void mma_m16n8k8_f16(const std::uint32_t (&a)[2], std::uint32_t b, const std::uint32_t (&c)[2], std::uint32_t (&d)[2]);
+
 // max.NaN.f16x2 against +0: ReLU on packed halves; negative values give +0 (and -0, a choice: the PTX ISA
 // does not say which zero), a NaN the canonical NaN.
 std::uint32_t relu_f16x2(std::uint32_t x);

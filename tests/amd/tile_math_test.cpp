@@ -2,6 +2,7 @@
 // transform, and a two-layer chain that keeps its activations in registers.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -18,7 +19,7 @@ namespace {
 using test::round_toward_zero_f16;
 
 template <class Tile>
-constexpr bool kNvidia = std::is_same_v<Tile, ops::TileMmaSm80> || std::is_same_v<Tile, ops::TileMmaSm80F16Acc>;
+constexpr bool kNvidia = requires { typename Tile::NextBFrag; };
 template <class Tile>
 constexpr bool kF16Acc = !std::is_same_v<ops::acc_elem_t<Tile>, float>;
 
@@ -68,26 +69,36 @@ class TileMath : public ::testing::Test {};
 using Tiles = ::testing::Types<ops::TileWmmaGfx11, ops::TileWmmaGfx12, ops::TileMfmaGfx9, ops::TileMmaSm80, ops::TileMmaSm80F16Acc>;
 TYPED_TEST_SUITE(TileMath, Tiles);
 
-TYPED_TEST(TileMath, SingleTileMatchesFloat64) {
-  std::mt19937 rng(10);
+// D = A B + C for one tile of K features (the tile's first K in its feature order) and N units against
+// float64; units beyond N are not written.
+template <class T>
+void expect_single_tile_matches_float64(int k_size, int n_size, unsigned seed) {
+  std::mt19937 rng(seed);
   for (int trial = 0; trial < 5; ++trial) {
-    const auto a = mixed_values<TypeParam>(rng, 256), b = mixed_values<TypeParam>(rng, 256), c = mixed_values<TypeParam>(rng, 256);
+    const auto a = mixed_values<T>(rng, 256), b = mixed_values<T>(rng, 256), c = mixed_values<T>(rng, 256);
     std::vector<float> d(256, NAN);
-    run<TypeParam>([&] { tile_gemm<TypeParam>(a.data(), b.data(), c.data(), d.data()); });
+    run<T>([&] { tile_gemm<T>(a.data(), b.data(), c.data(), d.data()); });
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n) {
-        double want = as_acc<TypeParam>(c[m * 16 + n]), scale = std::fabs(want);
-        for (int k = 0; k < 16; ++k) {
-          const double p = static_cast<double>(to_half<TypeParam>(a[m * 16 + k])) * to_half<TypeParam>(b[k * 16 + n]);
+        if (m >= n_size) {
+          ASSERT_TRUE(std::isnan(d[m * 16 + n])) << "unit " << m << " is beyond the tile's " << n_size;
+          continue;
+        }
+        double want = as_acc<T>(c[m * 16 + n]), scale = std::fabs(want);
+        for (int k = 0; k < k_size; ++k) {
+          const int f = T::k_feature(k);
+          const double p = static_cast<double>(to_half<T>(a[m * 16 + f])) * to_half<T>(b[f * 16 + n]);
           want += p;
           scale += std::fabs(p);
         }
-        // Inputs rounded exactly as the tile's pack2 does; what remains is float32 accumulation of 17 terms
-        // (and the float16 result's rounding).
-        ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + acc_rounding<TypeParam>(want) + 1e-30) << "trial " << trial << " element " << m << "," << n;
+        // Inputs rounded exactly as the tile's pack2 does; what remains is float32 accumulation of K + 1
+        // terms (and the float16 result's rounding).
+        ASSERT_NEAR(d[m * 16 + n], want, 4e-6 * scale + acc_rounding<T>(want) + 1e-30) << "trial " << trial << " element " << m << "," << n;
       }
   }
 }
+
+TYPED_TEST(TileMath, SingleTileMatchesFloat64) { expect_single_tile_matches_float64<TypeParam>(16, 16, 10); }
 
 // The orders a tile keeps features (K) and output units (accumulator rows) in are permutations of 0..15.
 TYPED_TEST(TileMath, FeatureAndUnitOrdersArePermutations) {
@@ -117,6 +128,38 @@ TYPED_TEST(TileMath, ToBLayoutHandsEachLaneTheRowsItsBOperandNeeds) {
   for (int lane = 0; lane < T::kWave; ++lane)
     for (int i = 0; i < T::kB; ++i)
       EXPECT_EQ(b[lane * T::kB + i], 16 * T::k_feature(T::b_row(lane, i)) + T::b_col(lane, i)) << "lane " << lane << " element " << i;
+}
+
+// The NVIDIA narrow-edge tiles (mma.m16n8k8, one m16n8k16): K features and N units of 8 or 16 against
+// float64; elements of units beyond N are not written.
+template <class Tile>
+class ShapedTileMath : public ::testing::Test {};
+using ShapedTiles = ::testing::Types<ops::TileMmaSm80::Shaped<8, 16>, ops::TileMmaSm80::Shaped<16, 8>, ops::TileMmaSm80::Shaped<8, 8>,
+                                     ops::TileMmaSm80F16Acc::Shaped<8, 16>, ops::TileMmaSm80F16Acc::Shaped<16, 8>, ops::TileMmaSm80F16Acc::Shaped<8, 8>>;
+TYPED_TEST_SUITE(ShapedTileMath, ShapedTiles);
+
+template <class Tile>
+std::set<int> held(int (*position)(int, int), int elements) {
+  std::set<int> s;
+  for (int lane = 0; lane < Tile::kWave; ++lane)
+    for (int i = 0; i < elements; ++i) s.insert(position(lane, i));
+  return s;
+}
+
+TYPED_TEST(ShapedTileMath, SingleTileMatchesFloat64) {
+  using T = TypeParam;
+  const int k_size = static_cast<int>(held<T>(T::a_col, T::kA).size()), n_size = static_cast<int>(held<T>(T::acc_row, T::kAcc).size());
+  ASSERT_EQ(k_size, 2 * T::kB);
+  ASSERT_EQ(n_size, 2 * T::kAcc);
+  // A narrow edge holds the first K features and N units, whatever their order.
+  std::set<int> features, units;
+  for (int k = 0; k < k_size; ++k) features.insert(T::k_feature(k));
+  for (int m = 0; m < n_size; ++m) units.insert(T::acc_unit(m));
+  EXPECT_EQ(features.size(), static_cast<std::size_t>(k_size));
+  EXPECT_EQ(*features.rbegin(), k_size - 1);
+  EXPECT_EQ(units.size(), static_cast<std::size_t>(n_size));
+  EXPECT_EQ(*units.rbegin(), n_size - 1);
+  expect_single_tile_matches_float64<T>(k_size, n_size, 30);
 }
 
 TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Two or more builds of libmlpcore_c.so side by side in one process on one GPU (A/B of a kernel change).
+
+    python3 bench/compare_libs.py --networks 3-64x4-1,16-64x2-4 old/libmlpcore_c.so new/libmlpcore_c.so
+
+For each backend and network: every library's samples/s at batch 2^22, float32 and float16 I/O, the
+libraries alternated over --rounds rounds (so clock and thermal drift hit all alike); prints the median
+and range, and each library's largest relative error against PyTorch's float32 forward. Compare rows of
+one run only: H100s of a pool differ by several percent.
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_bench as gb  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("libs", nargs="+", help="paths of libmlpcore_c.so builds")
+    ap.add_argument("--networks", type=lambda s: [gb.parse_network(n) for n in s.split(",")],
+                    default=gb.NETWORKS)
+    ap.add_argument("--backends", default="cuda,cuda-f16acc")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-log2", type=int, default=22)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    tmp = tempfile.mkdtemp()
+    libs = [(p, gb.load_lib(p)) for p in args.libs]
+    batch = 2 ** args.batch_log2
+    for backend in args.backends.split(","):
+        for name, inp, width, hidden, out in args.networks:
+            model = gb.make_net(inp, width, hidden, out).to(dev).eval()
+            path = os.path.join(tmp, name + ".safetensors")
+            gb.export(model, path)
+            x = torch.rand(batch, inp, device=dev) * 2 - 1
+            y = torch.empty(batch, out, device=dev)
+            x16, y16 = x.half(), torch.empty(batch, out, device=dev, dtype=torch.float16)
+            with torch.inference_mode():
+                ref = model(x[:100003])
+            nets = [(p, gb.Mlpcore(lib, path, backend)) for p, lib in libs]
+            errors, rates = {}, {p: ([], []) for p, _ in nets}
+            for p, net in nets:
+                net.enqueue(x, y)
+                torch.cuda.synchronize()
+                errors[p] = ((y[:100003] - ref).abs() / ref.abs().clamp(min=1)).max().item()
+            for _ in range(args.rounds):
+                for p, net in nets:
+                    rates[p][0].append(batch / gb.time_ms(lambda: net.enqueue(x, y), 30) / 1e6)
+                    rates[p][1].append(batch / gb.time_ms(lambda: net.enqueue(x16, y16), 30) / 1e6)
+            for p, _ in nets:
+                f32, f16 = rates[p]
+                print(f"{backend:12s} {name:12s} {p}: float32 I/O {statistics.median(f32):6.2f} G/s [{min(f32):.2f}-{max(f32):.2f}]"
+                      f"  float16 I/O {statistics.median(f16):6.2f} [{min(f16):.2f}-{max(f16):.2f}]  max rel. error {errors[p]:.1e}", flush=True)
+            del nets
+
+
+if __name__ == "__main__":
+    main()
