@@ -66,8 +66,8 @@ struct TileMmaSm80Shape {
     if (shape.input_tiles > 1) return {2, false, false, 0, kF16Acc};
     return {2, false, true, 5, kF16Acc};
   }
-  static constexpr int k_feature(int k) { return K == 8 ? k : 4 * (k % 8 / 2) + k % 2 + 2 * (k / 8); }
-  static constexpr int acc_unit(int m) { return N == 8 ? m : 4 * (m % 8 / 2) + m % 2 + 2 * (m / 8); }
+  static constexpr int k_feature(int k) { return K == 8 ? k : order16(k); }
+  static constexpr int acc_unit(int m) { return N == 8 ? m : order16(m); }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 4;
   static constexpr int bias_slot(int lane) { return lane % 4; }
@@ -149,6 +149,9 @@ struct TileMmaSm80Shape {
   }
 
  private:
+  // The feature order of a 16-wide K or N (see the top of this file).
+  static constexpr int order16(int i) { return 4 * (i % 8 / 2) + i % 2 + 2 * (i / 8); }
+
   // Instruction H: weight registers from K / 8 * H and accumulator elements 4H .. 4H+3.
   template <int H>
   MLPCORE_DEVICE static void mma_half(const AFrag& w, const BFrag& x, const AccFrag& c, AccFrag& d) {
