@@ -297,24 +297,6 @@ constexpr FusedPolicy fixed_shape_policy() {
   return Tile::fused_policy({width_at<0, Widths...>(), widest<Widths...>(), true});
 }
 
-// Calls f.template operator()<K, N>() with the instruction shape layer d is packed for (LayerDesc::k, n),
-// where the kernel allows a narrow K or N; 16 x 16 otherwise.
-template <bool NarrowK, bool NarrowN, class F>
-MLPCORE_DEVICE void with_layer_shape(const LayerDesc& d, F f) {
-  if constexpr (NarrowK) {
-    if (d.k == 8) {
-      if constexpr (NarrowN) {
-        if (d.n == 8) return f.template operator()<8, 8>();
-      }
-      return f.template operator()<8, 16>();
-    }
-  }
-  if constexpr (NarrowN) {
-    if (d.n == 8) return f.template operator()<16, 8>();
-  }
-  f.template operator()<16, 16>();
-}
-
 template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths, class Io>
 MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
@@ -332,8 +314,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
     const auto layer = [&]<int L>(std::integral_constant<int, L>) {
       constexpr bool kFirst = L == 0, kLast = L + 1 == kLayers;
       const LayerDesc& d = net.layers[L];
-      with_layer_shape<kNarrowIn && kFirst, kNarrowOut && kLast>(d, [&]<int K, int N>() {
-        using LayerTile = shaped_tile_t<Tile, K, N>;
+      with_layer_tile<Tile, kNarrowIn && kFirst, kNarrowOut && kLast>(d.k, d.n, [&]<class LayerTile>() {
         const auto run = [&](const auto& in) {
           dense_layer<LayerTile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
                                                                                           kLast, in, act, output, b);

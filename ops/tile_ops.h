@@ -46,6 +46,28 @@ struct shaped_tile<Tile, 16, 16> {
 template <class Tile, int K, int N>
 using shaped_tile_t = typename shaped_tile<Tile, K, N>::type;
 
+template <class Tile>
+concept HasNarrowTiles = requires { typename Tile::template Shaped<8, 8>; };
+
+// Calls f.template operator()<LayerTile>() with the tile of a layer packed for K features and N units
+// (LayerDesc::k, ::n: 8 or 16), where the caller allows a narrow K (NarrowK) or N (NarrowN); Tile
+// otherwise. The host packs and the fixed-shape kernels run a layer through this one choice.
+template <class Tile, bool NarrowK, bool NarrowN, class F>
+MLPCORE_HOST_DEVICE void with_layer_tile(int k, int n, F&& f) {
+  if constexpr (NarrowK) {
+    if (k == 8) {
+      if constexpr (NarrowN) {
+        if (n == 8) return f.template operator()<shaped_tile_t<Tile, 8, 8>>();
+      }
+      return f.template operator()<shaped_tile_t<Tile, 8, 16>>();
+    }
+  }
+  if constexpr (NarrowN) {
+    if (n == 8) return f.template operator()<shaped_tile_t<Tile, 16, 8>>();
+  }
+  f.template operator()<Tile>();
+}
+
 // The accumulator's element type: float, or half_t for tiles that accumulate in float16.
 template <class Tile>
 using acc_elem_t = std::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;

@@ -61,16 +61,6 @@ ops::FusedPolicy fixed_kernel_policy(const Model& model) {
   return Tile::fused_policy({static_cast<int>((model.input_dim() + 15) / 16), widest, true});
 }
 
-// Calls f.template operator()<LayerTile>() with Tile's tile for K features and N units (8 or 16).
-template <class Tile, class F>
-void with_shaped_tile(int k, int n, F&& f) {
-  if constexpr (requires { typename Tile::template Shaped<8, 8>; }) {
-    if (k == 8) return n == 8 ? f.template operator()<ops::shaped_tile_t<Tile, 8, 8>>() : f.template operator()<ops::shaped_tile_t<Tile, 8, 16>>();
-    if (n == 8) return f.template operator()<ops::shaped_tile_t<Tile, 16, 8>>();
-  }
-  f.template operator()<Tile>();
-}
-
 // Appends layer li, packed for LayerTile's instructions of K features and N units (weights as its A
 // fragments, biases as its accumulators), and its descriptor.
 template <class LayerTile>
@@ -127,7 +117,7 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
     const int k = narrow && li == 0 && l.in <= 8 ? 8 : 16, n = narrow && li + 1 == model.layers.size() && l.out <= 8 ? 8 : 16;
-    with_shaped_tile<Tile>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, li, k, n, backend); });
+    ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, li, k, n, backend); });
   }
   return p;
 }
