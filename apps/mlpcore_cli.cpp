@@ -2,9 +2,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
-#include <fstream>
 #include <random>
 
 #include "mlpcore/mlpcore.h"
@@ -53,25 +55,28 @@ Matrix read_input(const std::string& path) {
   return read_matrix(path);
 }
 
-int cmd_run(const std::string& model_path, const std::string& input_path, const std::string& output_path, const std::string& backend) {
+// The output must not be one of the files the run reads: it would be lost (through any link or name).
+void refuse_overwriting(const std::string& output_path, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  for (const auto& input : inputs)
+    if (input != "-" && std::filesystem::equivalent(output_path, input, ec) && !ec)
+      throw Error(ErrorCode::invalid_argument, output_path, "--output", "is the input file " + input + "; refusing to overwrite it");
+}
+
+int cmd_run(const std::string& model_path, const std::string& input_path, const std::string& output_path, const NetworkOptions& options) {
+  const bool to_stdout = output_path.empty() || output_path == "-";
+  if (!to_stdout) refuse_overwriting(output_path, {model_path, input_path});
   const Model model = load_model(model_path);
   const Matrix input = read_input(input_path);
   if (input.cols != model.input_dim())
     throw Error(ErrorCode::shape, input_path == "-" ? "standard input" : input_path, "",
                 "samples have " + std::to_string(input.cols) + " values but the model takes " + std::to_string(model.input_dim()));
-  const Network net(model, backend);
+  const Network net(model, options);
   Matrix output{input.rows, net.output_dim(), std::vector<float>(input.rows * net.output_dim())};
   net.infer(input.values, output.values, input.rows);
-  if (output_path.empty() || output_path == "-") {
-    std::fputs(format_text(output).c_str(), stdout);
-  } else if (output_path.size() > 4 && output_path.ends_with(".npy")) {
-    write_npy(output_path, output);
-  } else {
-    std::ofstream out(output_path);
-    out << format_text(output);
-    if (!out) throw Error(ErrorCode::io, output_path, "", "write failed");
-  }
-  std::fprintf(stderr, "ran %zu samples on backend %s\n", input.rows, net.backend().name.c_str());
+  if (to_stdout) std::fputs(format_text(output).c_str(), stdout);
+  else write_matrix(output_path, output);
+  if (options.notices) std::fprintf(stderr, "ran %zu samples on backend %s\n", input.rows, net.backend().name.c_str());
   return 0;
 }
 
@@ -83,9 +88,9 @@ std::vector<float> random_inputs(std::size_t count, std::uint64_t seed) {
   return v;
 }
 
-int cmd_verify(const std::string& model_path, const std::string& backend, std::size_t batch, std::uint64_t seed) {
+int cmd_verify(const std::string& model_path, const NetworkOptions& options, std::size_t batch, std::uint64_t seed) {
   const Model model = load_model(model_path);
-  const Network net(model, backend);
+  const Network net(model, options);
   const auto input = random_inputs(batch * model.input_dim(), seed);
   const auto output = net.infer(input);
   const auto reference = reference_forward(model, input, batch);
@@ -101,9 +106,9 @@ int cmd_verify(const std::string& model_path, const std::string& backend, std::s
   return ok ? 0 : kExitVerifyFailed;
 }
 
-int cmd_bench(const std::string& model_path, const std::string& backend, std::size_t batch, int repeats, int warmup) {
+int cmd_bench(const std::string& model_path, const NetworkOptions& options, std::size_t batch, int repeats, int warmup) {
   const Model model = load_model(model_path);
-  const Network net(model, backend);
+  const Network net(model, options);
   const auto input = random_inputs(batch * model.input_dim(), 1);
   std::vector<float> output(batch * net.output_dim());
   for (int i = 0; i < warmup; ++i) net.infer(input, output, batch);
@@ -140,7 +145,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", kVersionString);
   app.require_subcommand(1);
 
-  std::string model_path, input_path, output_path, backend = "auto";
+  std::string model_path, input_path, output_path;
+  NetworkOptions options;
+  bool quiet = false;
   std::size_t verify_batch = 0, bench_batch = 0;
   std::uint64_t seed = 1;
   int repeats = 10, warmup = 2;
@@ -152,34 +159,44 @@ int main(int argc, char** argv) {
   run->add_option("model", model_path, "Model file (.safetensors)")->required();
   run->add_option("--input,-i", input_path, "Input: .npy [batch, in] or [in]; text (one sample per line); '-' reads text from stdin")->required();
   run->add_option("--output,-o", output_path, "Output: a .npy path, a text path, or '-' for stdout (default)");
-  run->add_option("--backend,-b", backend, "Backend name or 'auto'");
 
   auto* verify = app.add_subcommand("verify", "Compare a backend with the float64 reference on random inputs");
   verify->add_option("model", model_path, "Model file (.safetensors)")->required();
-  verify->add_option("--backend,-b", backend, "Backend name or 'auto'");
   verify->add_option("--batch,-n", verify_batch, "Number of random samples")->default_val(1000)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
   verify->add_option("--seed,-s", seed, "Random seed")->default_val(1);
 
   auto* bench = app.add_subcommand("bench", "Measure samples per second (median of timed runs after warm-up)");
   bench->add_option("model", model_path, "Model file (.safetensors)")->required();
-  bench->add_option("--backend,-b", backend, "Backend name or 'auto'");
   bench->add_option("--batch,-n", bench_batch, "Samples per call")->default_val(65536)->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28));
   bench->add_option("--repeats,-r", repeats, "Timed runs")->default_val(10)->check(CLI::Range(1, 100000));
   bench->add_option("--warmup,-w", warmup, "Untimed warm-up runs")->default_val(2)->check(CLI::Range(0, 100000));
 
   auto* backends = app.add_subcommand("backends", "List backends and why unavailable ones cannot run here");
 
+  for (auto* command : {run, verify, bench}) {
+    command->add_option("--backend,-b", options.backend, "Backend name, or 'auto': the first available one that can run the model");
+    command->add_option("--threads,-t", options.threads, "Threads for the cpu backend (default: MLPCORE_NUM_THREADS, else the CPUs this process may use)")
+        ->check(CLI::Range(1u, 4096u));
+    command->add_flag("--quiet,-q", quiet, "No notices on stderr (which backend 'auto' passed over, samples run)");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
+  options.notices = !quiet;
   try {
-    if (*info) return cmd_info(model_path);
-    if (*run) return cmd_run(model_path, input_path, output_path, backend);
-    if (*verify) return cmd_verify(model_path, backend, verify_batch, seed);
-    if (*bench) return cmd_bench(model_path, backend, bench_batch, repeats, warmup);
-    if (*backends) return cmd_backends();
+    int status = kExitError;
+    if (*info) status = cmd_info(model_path);
+    if (*run) status = cmd_run(model_path, input_path, output_path, options);
+    if (*verify) status = cmd_verify(model_path, options, verify_batch, seed);
+    if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup);
+    if (*backends) status = cmd_backends();
+    // Text on stdout may sit in its buffer until now: a full disk or closed pipe is an error, not exit 0.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw Error(ErrorCode::io, "standard output", "", std::string("write failed: ") + std::strerror(errno));
+    return status;
   } catch (const mlpcore::Error& e) {
     std::fprintf(stderr, "mlpcore: error: %s\n", e.what());
     return kExitError;
@@ -187,5 +204,4 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mlpcore: error: %s\n", e.what());
     return kExitError;
   }
-  return kExitError;
 }

@@ -241,24 +241,39 @@ TEST_P(FusedBackend, DeviceViewIsOfferedWhereTheNetworkAccumulatesInFloat32) {
   }
 }
 
-// A bias beyond float16's range is refused, naming it, where the network accumulates in float16; a
-// float32 accumulator takes it.
-TEST_P(FusedBackend, BiasesBeyondTheAccumulatorsRangeAreRefused) {
+void expect_refused(const Model& m, const std::string& backend, const std::string& needle) {
+  try {
+    Network net(m, backend);
+    FAIL() << backend << " accepted a model whose float16 operands overflow";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported_model);
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+// What float16 operands cannot carry is refused when the network is built, naming the tensor and element:
+// a hidden layer's bias beyond 65504 (its sum is the next layer's float16 operand: AMD's cvt_pkrtz would
+// saturate it to 65504, NVIDIA's cvt to inf), and a weight beyond it. A last layer's bias is only refused
+// where the network accumulates in float16.
+TEST_P(FusedBackend, ValuesBeyondFloat16OperandsAreRefused) {
+  // The case a user hit: 2 -> 1 (bias 1e5, relu) -> 1 (weight 1e-3), which the cpu backend computes as 100.
+  std::mt19937 tiny_rng(1);
+  Model tiny = test::random_model(tiny_rng, {2, 1, 1},
+                                  {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  tiny.layers[0].bias[0] = 1e5f;
+  tiny.layers[1].weight[0] = 1e-3f;
+  expect_refused(tiny, GetParam(), "layers.0.bias[0]: value 100000");
+  EXPECT_NEAR(Network(tiny, "cpu").infer(std::vector<float>{0.0f, 0.0f})[0], 100.0f + tiny.layers[1].bias[0], 1e-3);
+
   std::mt19937 rng(seed(13));
   const auto relu = Activation::make(ActivationKind::relu), none = Activation::make(ActivationKind::none);
   Model m = test::random_model(rng, {16, 64, 64, 4}, {relu, relu, none});
-  m.layers[1].bias[7] = 1e5f;
-  if (!accumulates_in_f16(GetParam())) {
-    EXPECT_NO_THROW(Network(m, GetParam()));
-    return;
-  }
-  try {
-    Network net(m, GetParam());
-    FAIL() << "accepted a bias of 1e5 for float16 accumulation";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::unsupported_model);
-    EXPECT_NE(std::string(e.what()).find("layers.1.bias: value 100000"), std::string::npos) << e.what();
-  }
+  Model weight = m;
+  weight.layers[2].weight[5] = -7e4f;
+  expect_refused(weight, GetParam(), "layers.2.weight[5]: value -70000");
+  m.layers[2].bias[3] = 1e5f;
+  if (accumulates_in_f16(GetParam())) expect_refused(m, GetParam(), "layers.2.bias[3]: value 100000");
+  else EXPECT_NO_THROW(Network(m, GetParam()));
 }
 
 #ifdef MLPCORE_GPU_TESTS

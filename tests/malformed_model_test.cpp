@@ -83,6 +83,19 @@ Bytes poke(std::size_t data_offset, std::vector<std::uint8_t> value) {
   return v.bytes();
 }
 
+// A valid file whose first tensor entry has `key` followed by an array nested 60 000 deep.
+Bytes with_nested_value(const std::string& key) {
+  const std::string value = std::string(60000, '[') + "4" + std::string(60000, ']');
+  return container("{\"layers.0.bias\": {\"dtype\": \"F32\", " + key + value + "}}", {});
+}
+
+// A header of `count` tensors whose entries are empty objects: 2 MB at 160 000, which once took minutes.
+Bytes many_small_objects(std::size_t count) {
+  std::string h = "{";
+  for (std::size_t i = 0; i < count; ++i) h += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{}";
+  return container(h + "}", {});
+}
+
 struct Case {
   std::string name;
   std::function<Bytes()> make;
@@ -104,7 +117,28 @@ std::vector<Case> corpus() {
       {"header_bad_json", [] { return container("{\"a\": ", {}); }, ErrorCode::header_json, "invalid JSON"},
       {"header_trailing_garbage", [] { return container("{} xyz", {}); }, ErrorCode::header_json, "invalid JSON"},
       {"header_invalid_utf8", [] { return container("{\"\xff\xfe\": 1}", {}); }, ErrorCode::header_json, "invalid JSON"},
-      {"header_deeply_nested", [nested] { return container(nested, {}); }, ErrorCode::tensor_entry, "tensor 'a'"},
+      {"header_deeply_nested", [nested] { return container(nested, {}); }, ErrorCode::header_json, "nested deeper than 64"},
+      // Found by hand: 60 000 '[' in a shape, data_offsets or the graph's version overflowed the stack when the
+      // error message printed the value.
+      {"shape_nested_60000", [] { return with_nested_value("\"shape\": "); }, ErrorCode::header_json, "nested deeper than 64"},
+      {"offsets_nested_60000", [] { return with_nested_value("\"data_offsets\": "); }, ErrorCode::header_json, "nested deeper than 64"},
+      {"version_nested_60000",
+       [] { return graph("{\"version\": " + std::string(60000, '[') + std::string(60000, ']') + ", \"activations\": [\"relu\", \"none\"]}"); },
+       ErrorCode::metadata, "nested deeper than 64"},
+      {"version_nested_shallow", [] { return graph(R"({"version": [[[1]]], "activations": ["relu", "none"]})"); }, ErrorCode::metadata,
+       "is an array of 1 values"},
+      {"header_nul_byte",
+       [] {
+         Valid v;
+         std::string h = v.header.dump();
+         h.insert(h.size() - 1, std::string("\0,\"extra\": 1", 12));
+         return container(h, v.data);
+       },
+       ErrorCode::header_json, "NUL byte at offset"},
+      {"tensor_name_control_characters",
+       [] { return edit([](Json& h) { h["evil\x1b[2J\nname"] = h["layers.0.bias"]; h.erase("layers.0.bias"); }); },
+       ErrorCode::unexpected_tensor, "tensor 'evil\\x1b[2J\\x0aname'"},
+      {"header_160000_objects", [] { return many_small_objects(160000); }, ErrorCode::header_json, "160000 entries"},
       {"header_duplicate_tensor",
        [] {
          Valid v;
@@ -246,6 +280,27 @@ TEST(MalformedModelCorpus, RandomCorruptionEitherLoadsOrFailsCleanly) {
     }
   }
   EXPECT_GT(failures, 0);
+}
+
+// The header cap is 16 MiB: a header that size, of small objects (most work per byte for the JSON parser),
+// in the tensor list or inside the metadata, is rejected with a short message. (CTest's timeout bounds it.)
+TEST(MalformedModelCorpus, HeadersAtTheSizeCapAreRejectedWithShortMessages) {
+  std::string inside_metadata = "{\"__metadata__\": {";
+  for (std::size_t i = 0; inside_metadata.size() < kMaxHeaderBytes - 64; ++i)
+    inside_metadata += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":{\"a\":[]}";
+  inside_metadata += "}}";
+  std::string tensors = "{";
+  for (std::size_t i = 0; tensors.size() < kMaxHeaderBytes - 64; ++i) tensors += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{}";
+  tensors += "}";
+  for (const auto& header : {inside_metadata, tensors}) {
+    ASSERT_LE(header.size(), kMaxHeaderBytes);
+    try {
+      parse_model(container(header, {}), "big");
+      FAIL() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
+    }
+  }
 }
 
 TEST(MalformedModelCorpus, DirectoriesAndMissingFilesAreIoErrors) {

@@ -1,6 +1,9 @@
 #include "mlpcore/array_io.h"
 
+#include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -190,7 +193,33 @@ std::vector<std::byte> serialize_npy(const Matrix& m) {
 
 void write_npy(const std::filesystem::path& path, const Matrix& m) { write_file_atomically(path, serialize_npy(m)); }
 
+void write_matrix(const std::filesystem::path& path, const Matrix& m) {
+  std::string ext = path.extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".npy") return write_npy(path, m);
+  const std::string text = format_text(m);
+  write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+namespace {
+
+// A decimal float as parse_text reads it, or nothing. from_chars refuses a leading '+' and reports
+// underflow as out of range; both are ordinary in files people write.
+std::optional<float> parse_float(std::string_view token) {
+  if (token.size() > 1 && token[0] == '+' && token[1] != '-' && token[1] != '+') token.remove_prefix(1);
+  double v = 0.0;
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ptr != token.data() + token.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) v = std::strtod(std::string(token).c_str(), nullptr);  // 0 or +-HUGE_VAL
+  else if (ec != std::errc()) return std::nullopt;
+  if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) return std::nullopt;
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
 Matrix parse_text(std::string_view text, const std::string& source) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
   Matrix m;
   std::size_t line_no = 0;
   while (!text.empty()) {
@@ -205,12 +234,12 @@ Matrix parse_text(std::string_view text, const std::string& source) {
       pos = line.find_first_not_of(" \t\r,", pos);
       if (pos == std::string_view::npos) break;
       const std::size_t end = std::min(line.find_first_of(" \t\r,", pos), line.size());
-      float v = 0.0f;
-      const auto [ptr, ec] = std::from_chars(line.data() + pos, line.data() + end, v);
-      if (ec != std::errc() || ptr != line.data() + end)
+      const std::string_view token = line.substr(pos, end - pos);
+      const auto v = parse_float(token);
+      if (!v)
         throw Error(ErrorCode::invalid_argument, source, "line " + std::to_string(line_no),
-                    "'" + std::string(line.substr(pos, end - pos)) + "' is not a number");
-      m.values.push_back(v);
+                    "'" + std::string(token) + "' is not a number within float32's range");
+      m.values.push_back(*v);
       ++count;
       pos = end;
     }

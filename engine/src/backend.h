@@ -37,7 +37,7 @@ class BackendNetwork {
 
 struct Backend {
   BackendInfo info;
-  using Factory = std::function<std::unique_ptr<BackendNetwork>(const Model&)>;
+  using Factory = std::function<std::unique_ptr<BackendNetwork>(const Model&, const NetworkOptions&)>;
   Factory create;  // empty when unavailable
 };
 
@@ -47,7 +47,7 @@ struct PackedNetwork;
 // The device view of packed data already uploaded (pointers in the backend's memory).
 DeviceNetworkView device_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& packed);
 
-std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model, const NetworkOptions& options);
 std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);

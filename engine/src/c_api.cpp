@@ -37,13 +37,19 @@ int guarded(const mlpcore_network* network, const char* function, char* error, s
 
 extern "C" {
 
-mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size) {
+mlpcore_network* mlpcore_network_create_with_options(const char* model_path, const char* backend, unsigned threads, int quiet,
+                                                     char* error, size_t error_size) {
   try {
-    return new mlpcore_network{mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), backend ? backend : "auto")};
+    const mlpcore::NetworkOptions options{backend ? backend : "auto", threads, quiet == 0};
+    return new mlpcore_network{mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), options)};
   } catch (const std::exception& e) {
     fail(e, error, error_size);
     return nullptr;
   }
+}
+
+mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size) {
+  return mlpcore_network_create_with_options(model_path, backend, 0, 0, error, error_size);
 }
 
 void mlpcore_network_destroy(mlpcore_network* network) { delete network; }

@@ -104,6 +104,6 @@ class CpuNetwork final : public BackendNetwork {
 
 }  // namespace
 
-std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model) { return std::make_unique<CpuNetwork>(model); }
+std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model, const NetworkOptions&) { return std::make_unique<CpuNetwork>(model); }
 
 }  // namespace mlpcore::detail

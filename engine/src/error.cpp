@@ -1,5 +1,8 @@
 #include "mlpcore/error.h"
 
+#include <cstdio>
+#include <string_view>
+
 namespace mlpcore {
 
 const char* to_string(ErrorCode code) noexcept {
@@ -28,9 +31,38 @@ const char* to_string(ErrorCode code) noexcept {
   return "unknown";
 }
 
-Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+namespace {
+
+// Messages quote what users and files give (tensor names, keys, values): control characters are escaped and
+// each part is cut, so a message is one bounded line whatever the input held.
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_bytes) {
+      out += "... (" + std::to_string(text.size() - i) + " more bytes)";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+  }
+  return out;
+}
+
+constexpr std::size_t kMaxMessagePart = 512;
+
+}  // namespace
+
+Error::Error(ErrorCode code, const std::string& message)
+    : std::runtime_error(printable(message, 8 * kMaxMessagePart)), code_(code) {}
 
 Error::Error(ErrorCode code, const std::string& where, const std::string& field, const std::string& problem)
-    : Error(code, where + ": " + (field.empty() ? "" : field + ": ") + problem) {}
+    : Error(code, printable(where, kMaxMessagePart) + ": " + (field.empty() ? "" : printable(field, kMaxMessagePart) + ": ") +
+                      printable(problem, 2 * kMaxMessagePart)) {}
 
 }  // namespace mlpcore

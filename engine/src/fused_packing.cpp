@@ -3,6 +3,7 @@
 #include "engine/src/backend.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ops/fused_shapes.h"
 
@@ -35,6 +36,25 @@ int fixed_shape_index(const Model& model) {
   MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
 #undef MLPCORE_MATCH_SHAPE
   return -1;
+}
+
+void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation) {
+  constexpr float kF16Max = 65504.0f;
+  auto refuse = [&](std::size_t li, const char* tensor, std::size_t i, float v, const char* why) {
+    throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'",
+                "layers." + std::to_string(li) + "." + tensor + "[" + std::to_string(i) + "]",
+                "value " + std::to_string(v) + " is beyond float16's range (|x| <= 65504), " + why + " (use the cpu backend)");
+  };
+  for (std::size_t li = 0; li < model.layers.size(); ++li) {
+    const Layer& l = model.layers[li];
+    for (std::size_t i = 0; i < l.weight.size(); ++i)
+      if (std::fabs(l.weight[i]) > kF16Max) refuse(li, "weight", i, l.weight[i], "the type this backend multiplies weights in");
+    const bool last = li + 1 == model.layers.size();
+    if (last && !f16_accumulation) continue;
+    for (std::size_t i = 0; i < l.bias.size(); ++i)
+      if (std::fabs(l.bias[i]) > kF16Max)
+        refuse(li, "bias", i, l.bias[i], last ? "the type this backend accumulates in" : "the type of the next layer's operands");
+  }
 }
 
 bool has_f16_accumulation_kernel(const Model& model) { return fixed_shape_index(model) >= 0; }

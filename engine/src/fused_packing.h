@@ -64,7 +64,7 @@ ops::FusedPolicy fixed_kernel_policy(const Model& model) {
 // Appends layer li, packed for LayerTile's instructions of K features and N units (weights as its A
 // fragments, biases as its accumulators), and its descriptor.
 template <class LayerTile>
-void pack_layer(PackedNetwork& p, const Layer& l, std::size_t li, int k, int n, const char* backend) {
+void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
   using Acc = ops::acc_elem_t<LayerTile>;
   const int in_tiles = static_cast<int>((l.in + 15) / 16), out_tiles = static_cast<int>((l.out + 15) / 16);
   ops::LayerDesc desc{static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size() / sizeof(Acc)),
@@ -79,11 +79,7 @@ void pack_layer(PackedNetwork& p, const Layer& l, std::size_t li, int k, int n, 
           const std::size_t row = static_cast<std::size_t>(mt * 16 + LayerTile::acc_unit(LayerTile::a_row(lane, e)));
           const std::size_t col = static_cast<std::size_t>(kt * 16 + LayerTile::k_feature(LayerTile::a_col(lane, e)));
           const float w = row < l.out && col < l.in ? l.weight[row * l.in + col] : 0.0f;
-          const std::uint16_t bits = ops::float_to_f16_bits(w);
-          if ((bits & 0x7c00u) == 0x7c00u)
-            throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".weight",
-                        "value " + std::to_string(w) + " does not fit float16 (|w| <= 65504)");
-          p.weights.push_back(std::bit_cast<ops::half_t>(bits));
+          p.weights.push_back(std::bit_cast<ops::half_t>(ops::float_to_f16_bits(w)));
         }
   for (int mt = 0; mt < out_tiles; ++mt)
     for (int slot = 0; slot < LayerTile::kBiasSlots; ++slot)
@@ -93,11 +89,7 @@ void pack_layer(PackedNetwork& p, const Layer& l, std::size_t li, int k, int n, 
         if constexpr (std::is_same_v<Acc, float>) {
           append_bytes(p.biases, b);
         } else {
-          const std::uint16_t bits = ops::float_to_f16_bits(b);
-          if ((bits & 0x7c00u) == 0x7c00u)
-            throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(li) + ".bias",
-                        "value " + std::to_string(b) + " does not fit float16 (|b| <= 65504), which this backend accumulates in");
-          append_bytes(p.biases, bits);
+          append_bytes(p.biases, ops::float_to_f16_bits(b));
         }
       }
 }
@@ -109,6 +101,7 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   PackedNetwork p;
   p.f16_accumulation = !std::is_same_v<Acc, float>;
   p.max_tiles = fused_tile_variant(model, backend);
+  check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
   // Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 features packed for K = 8, a
@@ -117,10 +110,15 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
     const int k = narrow && li == 0 && l.in <= 8 ? 8 : 16, n = narrow && li + 1 == model.layers.size() && l.out <= 8 ? 8 : 16;
-    ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, li, k, n, backend); });
+    ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, k, n); });
   }
   return p;
 }
+
+// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
+// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
+// operand), and with float16 accumulation the last layer's bias too.
+void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
 // The device API (ops/device_api.h) accumulates in float32: a network packed for float16 accumulation
 // has no view for it.

@@ -1,5 +1,7 @@
 #pragma once
-// JSON parsing that refuses what nlohmann::json would silently accept: duplicate object keys.
+// JSON parsing that refuses what nlohmann::json would silently accept or choke on: duplicate object keys,
+// NUL bytes (its lexer ends the text at the first one), and nesting deep enough to exhaust the stack of
+// whoever later walks or prints the value. Time is linear in the text (one map look-up per key).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -7,11 +9,18 @@
 
 namespace mlpcore {
 
+// Deep enough for any header the format defines (3 levels), shallow enough for recursive code.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
 // Returns the parsed value, or an explanation of why the text is not acceptable JSON.
 struct StrictJson {
   nlohmann::json value;
   std::optional<std::string> problem;
 };
 StrictJson parse_json_strict(std::string_view text);
+
+// A value as an error message shows it: scalars as JSON, arrays and objects by kind and size only, so a
+// message never serialises a large or deep user value.
+std::string describe_json(const nlohmann::json& value);
 
 }  // namespace mlpcore

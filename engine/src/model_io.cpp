@@ -64,7 +64,7 @@ std::vector<Activation> parse_graph(const safetensors::Contents& contents, const
   if (!graph.contains("version")) throw Error(ErrorCode::metadata, source, field + ".version", "missing");
   if (!graph["version"].is_number_integer() || graph["version"].get<std::int64_t>() != kFormatVersion)
     throw Error(ErrorCode::metadata, source, field + ".version",
-                "is " + graph["version"].dump() + "; this build reads version " + std::to_string(kFormatVersion));
+                "is " + describe_json(graph["version"]) + "; this build reads version " + std::to_string(kFormatVersion));
   if (!graph.contains("activations")) throw Error(ErrorCode::metadata, source, field + ".activations", "missing");
   const json& acts = graph["activations"];
   if (!acts.is_array() || acts.empty() || acts.size() > kMaxLayers)

@@ -22,35 +22,53 @@ std::string default_backend() {
 
 namespace {
 
-// "auto" on a machine whose GPU backends cannot run says so once per process, on stderr.
-void notice_fallback(const std::string& chosen) {
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    for (const auto& b : detail::all_backends())
-      if (b.info.name == chosen) return;
-      else if (!b.info.available) std::fprintf(stderr, "mlpcore: %s unavailable (%s); using %s\n", b.info.name.c_str(), b.info.unavailable_reason.c_str(), chosen.c_str());
-  });
-}
+// Why "auto" did not take the backends before the one it chose; said on stderr in one line.
+struct PassedOver {
+  std::string unavailable;  // the machine's reasons: the same for every network, said once per process
+  std::string cannot_run;   // this model's reasons: said for every network
+
+  void notice(const std::string& chosen) const {
+    if (!cannot_run.empty()) {
+      std::fprintf(stderr, "mlpcore: using backend %s%s%s\n", chosen.c_str(), cannot_run.c_str(), unavailable.c_str());
+      return;
+    }
+    static std::once_flag once;
+    if (!unavailable.empty()) std::call_once(once, [&] { std::fprintf(stderr, "mlpcore: using backend %s%s\n", chosen.c_str(), unavailable.c_str()); });
+  }
+};
 
 }  // namespace
 
-Network::Network(const Model& model, std::string_view backend) {
+Network::Network(const Model& model, std::string_view backend) : Network(model, NetworkOptions{std::string(backend)}) {}
+
+Network::Network(const Model& model, const NetworkOptions& options) {
   model.validate("model");
-  const std::string wanted = backend == "auto" ? default_backend() : std::string(backend);
-  if (backend == "auto") notice_fallback(wanted);
+  const bool automatic = options.backend == "auto";
   std::string known;
+  PassedOver passed;
   for (auto& b : detail::all_backends()) {
     known += (known.empty() ? "" : ", ") + b.info.name;
-    if (b.info.name != wanted) continue;
-    if (!b.info.available)
-      throw Error(ErrorCode::backend_unavailable, "backend '" + wanted + "'", "", b.info.unavailable_reason);
-    impl_ = b.create(model);
+    if (!automatic && b.info.name != options.backend) continue;
+    if (!b.info.available) {
+      if (!automatic) throw Error(ErrorCode::backend_unavailable, "backend '" + b.info.name + "'", "", b.info.unavailable_reason);
+      passed.unavailable += "; " + b.info.name + " unavailable (" + b.info.unavailable_reason + ")";
+      continue;
+    }
+    try {
+      impl_ = b.create(model, options);
+    } catch (const Error& e) {
+      // "auto" goes on to the next backend when this one cannot run the model; cpu runs every valid model.
+      if (!automatic || e.code() != ErrorCode::unsupported_model) throw;
+      passed.cannot_run += "; " + b.info.name + " cannot run this model (" + e.what() + ")";
+      continue;
+    }
     info_ = std::move(b.info);
     input_dim_ = model.input_dim();
     output_dim_ = model.output_dim();
+    if (automatic && options.notices) passed.notice(info_.name);
     return;
   }
-  throw Error(ErrorCode::unknown_backend, "backend '" + wanted + "'", "", "unknown (known: auto, " + known + ")");
+  throw Error(ErrorCode::unknown_backend, "backend '" + options.backend + "'", "", "unknown (known: auto, " + known + ")");
 }
 
 Network::~Network() = default;

@@ -46,7 +46,7 @@ std::vector<std::uint64_t> parse_unsigned_array(const json& j, const std::string
                                                             " non-negative integers");
   std::vector<std::uint64_t> out;
   for (const auto& v : j) {
-    if (!v.is_number_unsigned()) throw Error(ErrorCode::tensor_entry, source, field, "must hold non-negative integers, found " + v.dump());
+    if (!v.is_number_unsigned()) throw Error(ErrorCode::tensor_entry, source, field, "must hold non-negative integers, found " + describe_json(v));
     out.push_back(v.get<std::uint64_t>());
   }
   return out;
@@ -133,6 +133,9 @@ Contents parse(std::span<const std::byte> bytes, const std::string& source) {
   if (parsed.problem) throw Error(ErrorCode::header_json, source, "header", *parsed.problem);
   const json& header = parsed.value;
   if (!header.is_object()) throw Error(ErrorCode::header_json, source, "header", "must be a JSON object");
+  if (header.size() > kMaxTensors + 1)
+    throw Error(ErrorCode::header_json, source, "header",
+                "lists " + std::to_string(header.size()) + " entries; a model has at most " + std::to_string(kMaxTensors) + " tensors");
 
   Contents contents;
   std::vector<Range> ranges;

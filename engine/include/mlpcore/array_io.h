@@ -31,8 +31,13 @@ Matrix read_matrix(const std::filesystem::path& path);
 void write_npy(const std::filesystem::path& path, const Matrix& matrix);
 std::vector<std::byte> serialize_npy(const Matrix& matrix);
 
-// One sample per non-empty line, values separated by spaces, tabs or commas; '#' starts a comment.
+// One sample per non-empty line, values separated by spaces, tabs or commas; '#' starts a comment; a
+// UTF-8 byte order mark is skipped. Values are decimal floats ("+1", "1e-50" -> 0 and subnormals included);
+// beyond float32's range is an error.
 Matrix parse_text(std::string_view text, const std::string& source);
 std::string format_text(const Matrix& matrix);
+
+// Writes .npy when the path ends in ".npy" in any case, text otherwise; atomically, like write_npy.
+void write_matrix(const std::filesystem::path& path, const Matrix& matrix);
 
 }  // namespace mlpcore

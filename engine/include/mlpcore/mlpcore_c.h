@@ -14,6 +14,10 @@ typedef struct mlpcore_network mlpcore_network;
 
 /* Loads a model file and prepares it on `backend` ("auto", "cpu", "cuda", "hip", ...). NULL on error. */
 mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size);
+/* The same with mlpcore::NetworkOptions: `threads` for the cpu backend (0: MLPCORE_NUM_THREADS, else the
+ * CPUs this process may use), `quiet` non-zero to keep "auto"'s one-line notices off stderr. */
+mlpcore_network* mlpcore_network_create_with_options(const char* model_path, const char* backend, unsigned threads, int quiet,
+                                                     char* error, size_t error_size);
 void mlpcore_network_destroy(mlpcore_network* network);
 
 size_t mlpcore_network_input_dim(const mlpcore_network* network);

@@ -77,5 +77,6 @@ inline constexpr std::size_t kMaxHeaderBytes = 16u << 20;          // 16 MiB
 inline constexpr std::uint64_t kMaxModelFileBytes = 1ull << 30;    // 1 GiB
 inline constexpr std::size_t kMaxLayers = 4096;
 inline constexpr std::size_t kMaxDim = 1u << 20;
+inline constexpr std::size_t kMaxTensors = 2 * kMaxLayers;  // a weight and a bias per layer
 
 }  // namespace mlpcore

@@ -32,6 +32,18 @@ namespace detail {
 class BackendNetwork;
 }
 
+// How a Network is built. The defaults are what Network(model) does.
+struct NetworkOptions {
+  // A name from list_backends(), or "auto": the most preferred available backend that can run this model.
+  std::string backend = "auto";
+  // Threads the cpu backend may use. 0: MLPCORE_NUM_THREADS when set, else the CPUs this process may run
+  // on (its affinity mask and cgroup CPU quota).
+  unsigned threads = 0;
+  // "auto" prints one line on stderr when it passes over a backend (unavailable here, or unable to run
+  // this model) and why; false keeps stderr quiet.
+  bool notices = true;
+};
+
 // A model prepared on one backend. Construction copies and packs the weights; the Model can be discarded.
 // Thread safety: a Network is immutable after construction, and infer() may be called concurrently from
 // any number of threads on the same Network.
@@ -39,6 +51,9 @@ class Network {
  public:
   // backend: a name from list_backends() or "auto". Throws Error(unknown_backend | backend_unavailable).
   explicit Network(const Model& model, std::string_view backend = "auto");
+  // Throws as above, and Error(unsupported_model) when a named backend cannot run this model; "auto" then
+  // moves on to the next backend (ultimately cpu, which runs every valid model).
+  Network(const Model& model, const NetworkOptions& options);
   ~Network();
   Network(Network&&) noexcept;
   Network& operator=(Network&&) noexcept;
