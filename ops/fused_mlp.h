@@ -1,7 +1,7 @@
 #pragma once
-// The fused MLP kernel, written once against the tile interface. A wave evaluates 16 samples at a time
-// through every layer: the input tile is converted to float16 with cvt_pkrtz, each layer's accumulators
-// start from the bias, run the matrix instruction over the K tiles with the packed weights as A and the
+// The fused MLP kernel, written once against the tile interface. A wave evaluates its policy's
+// sample_tiles tiles of 16 samples at a time through every layer: the input tile is converted to float16
+// by the tile's pack2 (cvt_pkrtz on AMD, cvt.rn on NVIDIA), each layer's accumulators start from the bias, run the matrix instruction over the K tiles with the packed weights as A and the
 // activations as B, apply the activation in registers and turn into the next layer's B (to_b_layout).
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //

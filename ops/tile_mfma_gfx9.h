@@ -1,5 +1,5 @@
 #pragma once
-// CDNA (gfx908, gfx90a, gfx94x) matrix tile: v_mfma_f32_16x16x16_f16 in wave64.
+// CDNA (gfx908, gfx90a, gfx94x, gfx950) matrix tile: v_mfma_f32_16x16x16_f16 in wave64.
 // A and B: 4 halves per lane; lane l holds K 4*(l/16) .. 4*(l/16)+3 of row (A) or column (B) l%16.
 // C/D: lane l, element i is row 4*(l/16) + i of column l%16: exactly the K rows the same lane holds of B,
 // so a D tile becomes the next B operand without moving between lanes.

@@ -109,12 +109,29 @@ TEST(ArrayIo, TextParsesSamplesPerLine) {
   EXPECT_EQ(parse_text(format_text(m), "again").values, m.values);
 }
 
+// What people write: a leading '+', underflow (float32 subnormals or 0), a UTF-8 byte order mark.
+TEST(ArrayIo, TextTakesPlusSignsUnderflowAndAByteOrderMark) {
+  const Matrix m = parse_text("\xEF\xBB\xBF+1 -2.5e+0 1e-50\n+0.5 1e-40 -1e-45\n", "t");
+  ASSERT_EQ(m.rows, 2u);
+  ASSERT_EQ(m.cols, 3u);
+  EXPECT_EQ(m.values, (std::vector<float>{1.0f, -2.5f, 0.0f, 0.5f, static_cast<float>(1e-40), -0x1p-149f}));
+  EXPECT_NE(m.values[4], 0.0f) << "a float32 subnormal";
+  for (const char* bad : {"+-1\n", "++1\n", "+\n", "1e39\n", "-4e38\n", "1e400\n", "\xEF\xBB 1\n"}) {
+    try {
+      parse_text(bad, "t");
+      FAIL() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a number within float32's range"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ArrayIo, TextErrorsNameTheLine) {
   try {
     parse_text("1 2\n3 x\n", "t");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "t: line 2: 'x' is not a number");
+    EXPECT_STREQ(e.what(), "t: line 2: 'x' is not a number within float32's range");
   }
   try {
     parse_text("1 2\n3\n", "t");

@@ -120,6 +120,78 @@ TEST(Cli, ErrorsExitNonZeroWithAClearMessage) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out.npy")) << "no output written on error";
 }
 
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Output is never lost silently and never replaces what the run reads.
+TEST(Cli, RunChecksEveryWriteAndNeverOverwritesItsInputs) {
+  test::TempDir dir;
+  const std::string heart = sample_model("heart_sdf");
+  write_npy(dir / "in.npy", Matrix{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}});
+  const std::string in = (dir / "in.npy").string();
+  const std::string before = read_text(dir / "in.npy");
+
+  // A full disk: to a file argument and to stdout.
+  for (const std::string& command : {cli("run " + heart + " -i " + in + " -o /dev/full"), "(" + cli("run " + heart + " -i " + in) + " > /dev/full)"}) {
+    const auto r = run_command(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << command << "\n" << r.output;
+  }
+  // The input, the model, or either through a symbolic link, as the output.
+  std::filesystem::create_symlink(dir / "in.npy", dir / "alias.npy");
+  for (const std::string& out : {in, (dir / "alias.npy").string(), heart}) {
+    const auto r = run_command(cli("run " + heart + " -i " + in + " -o " + out));
+    EXPECT_EQ(r.exit_code, 2) << out << "\n" << r.output;
+    EXPECT_NE(r.output.find("refusing to overwrite"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(read_text(dir / "in.npy"), before);
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "alias.npy"));
+
+  // Through a symbolic link the file it names gets the output and the link stays; the suffix's case does not matter.
+  write_npy(dir / "target.npy", Matrix{1, 1, {7.0f}});
+  std::filesystem::create_symlink(dir / "target.npy", dir / "link.NPY");
+  const auto r = run_command(cli("run " + heart + " -i " + in + " -o " + (dir / "link.NPY").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.NPY"));
+  expect_matches_reference(load_model(heart), read_npy(dir / "in.npy"), read_npy(dir / "target.npy"));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 4) << "no temporary file is left";
+}
+
+TEST(Cli, QuietRunPrintsOnlyTheValues) {
+  const auto r = run_command("printf '0 0\\n' | " + cli("run " + sample_model("heart_sdf") + " -i - --quiet --threads 1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  expect_matches_reference(load_model(sample_model("heart_sdf")), Matrix{1, 2, {0.0f, 0.0f}}, parse_text(r.output, "stdout"));
+}
+
+#ifdef MLPCORE_FAKE_HIP
+// "auto" with a GPU backend that cannot run the model (wider than the fused kernels take) runs it on cpu
+// and says why in one line; --quiet silences that. (A stand-in HIP runtime makes hip available.)
+TEST(Cli, AutoRunsAModelTooWideForTheGpuOnCpuWithANotice) {
+  test::TempDir dir;
+  std::mt19937 rng(5);
+  const Model wide = test::random_model(rng, {3, 256, 256, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::relu),
+                                                                Activation::make(ActivationKind::none)});
+  save_model(wide, dir / "wide.safetensors");
+  write_npy(dir / "in.npy", Matrix{1, 3, {0.1f, -0.2f, 0.3f}});
+  const std::string env = std::string("MLPCORE_HIP_LIBRARY=") + MLPCORE_FAKE_HIP + " FAKE_HIP_ARCH=gfx1100 ";
+  const std::string args = "run " + (dir / "wide.safetensors").string() + " -i " + (dir / "in.npy").string();
+  const auto r = run_command(env + cli(args));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mlpcore: using backend cpu; hip cannot run this model ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("layers.0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ran 1 samples on backend cpu"), std::string::npos) << r.output;
+  const auto quiet = run_command(env + cli(args + " --quiet"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find("mlpcore:"), std::string::npos) << quiet.output;
+  const auto named = run_command(env + cli(args + " --backend hip"));
+  EXPECT_EQ(named.exit_code, 2) << named.output;
+  EXPECT_NE(named.output.find("wider than"), std::string::npos) << named.output;
+}
+#endif
+
 TEST(SdfDemo, DrawsTheHeartFromTheDefaultBackend) {
   const auto r = run_command(MLPCORE_SDF_DEMO);
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -41,13 +41,26 @@ def check_rejections():
             raise AssertionError(f"export accepted {bad}")
 
 
+def check_metadata_rejections():
+    for metadata, error, needle in [({1: "x"}, TypeError, "keys must be strings"), ({"a": object()}, TypeError, "cannot be stored"),
+                                    ({"a": float("nan")}, ValueError, "'a'"), ({"mlpcore": "{}"}, ValueError, "reserved")]:
+        try:
+            export(nn.Sequential(nn.Linear(2, 2)), os.devnull, metadata=metadata)
+        except error as e:
+            assert needle in str(e), f"expected {needle!r} in {e}"
+        else:
+            raise AssertionError(f"export accepted metadata {metadata}")
+
+
 def main(outdir):
     check_rejections()
+    check_metadata_rejections()
     names = []
     for name, dtype, model in models():
         model.eval()
         path = os.path.join(outdir, name + ".safetensors")
-        export(model, path, dtype=dtype)
+        # Metadata of any JSON type is stored as text (safetensors metadata is string -> string).
+        export(model, path, dtype=dtype, metadata={"epochs": 10, "lr": 1e-3, "tags": ["sdf", 2], "note": name})
         with torch.no_grad():
             for p in model.parameters():  # what the file holds: weights rounded to its dtype
                 p.copy_(p.to({"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}[dtype]).float())

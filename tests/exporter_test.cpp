@@ -18,6 +18,10 @@ TEST(Exporter, MlpcoreRunMatchesPyTorch) {
   int checked = 0;
   for (std::string name; std::getline(names, name);) {
     const auto model = (dir / (name + ".safetensors")).string();
+    // The exporter's metadata loads, as text.
+    const Model loaded = load_model(model);
+    EXPECT_EQ(loaded.extra_metadata.at("epochs"), "10") << name;
+    EXPECT_EQ(loaded.extra_metadata.at("tags"), R"(["sdf", 2])") << name;
     const auto r = test::run_command(test::cli("run " + model + " -i " + (dir / (name + "_in.npy")).string() + " -o " +
                                                 (dir / (name + "_got.npy")).string()));
     ASSERT_EQ(r.exit_code, 0) << name << "\n" << r.output;

@@ -1,3 +1,5 @@
+#include <cstdio>
+#include <tuple>
 #include <array>
 #include <utility>
 
@@ -39,6 +41,15 @@ float Activation::default_param() const noexcept {
     case ActivationKind::softplus: return 1.0f;     // PyTorch's nn.Softplus default
     default: return 0.0f;
   }
+}
+
+std::string Activation::param_problem(ActivationKind kind, double param) {
+  const auto [low, high, name] = kind == ActivationKind::softplus ? std::tuple{1e-3, 1e4, "softplus beta"}
+                                                                  : std::tuple{-1e3, 1e3, "leaky_relu alpha"};
+  if (!make(kind).has_param() || (param >= low && param <= high)) return "";  // NaN fails both comparisons
+  char text[160];
+  std::snprintf(text, sizeof text, "%s %g is outside the supported range [%g, %g]", name, param, low, high);
+  return text;
 }
 
 Activation Activation::make(ActivationKind kind) {

@@ -212,6 +212,7 @@ std::optional<float> parse_float(std::string_view token) {
   if (ptr != token.data() + token.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) v = std::strtod(std::string(token).c_str(), nullptr);  // 0 or +-HUGE_VAL
   else if (ec != std::errc()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range && v != 0.0) return std::nullopt;  // overflow, not underflow
   if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) return std::nullopt;
   return static_cast<float>(v);
 }

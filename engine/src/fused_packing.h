@@ -31,6 +31,11 @@ struct PackedNetwork {
 };
 
 // The fused kernel variant for a model: the widest padded layer in tiles, rounded up to 1, 2, 4 or 8.
+// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
+// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
+// operand), and with float16 accumulation the last layer's bias too.
+void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
+
 // Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth.
 int fused_tile_variant(const Model& model, const char* backend);
 
@@ -114,11 +119,6 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   }
   return p;
 }
-
-// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
-// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
-// operand), and with float16 accumulation the last layer's bias too.
-void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
 // The device API (ops/device_api.h) accumulates in float32: a network packed for float16 accumulation
 // has no view for it.

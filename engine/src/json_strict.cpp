@@ -56,11 +56,17 @@ class StrictBuilder : public nlohmann::json_sax<json> {
     stack_.back()->push_back(std::move(v));
     return &stack_.back()->back();
   }
+  bool counted() {
+    if (++values_ <= kMaxJsonValues) return true;
+    return fail("holds more than " + std::to_string(kMaxJsonValues) + " JSON values");
+  }
   bool put(json&& v) {
+    if (!counted()) return false;
     place(std::move(v));
     return true;
   }
   bool open(json&& container) {
+    if (!counted()) return false;
     if (stack_.size() >= kMaxJsonDepth)
       return fail("nested deeper than " + std::to_string(kMaxJsonDepth) + " arrays or objects");
     stack_.push_back(place(std::move(container)));
@@ -73,6 +79,7 @@ class StrictBuilder : public nlohmann::json_sax<json> {
 
   std::vector<json*> stack_;
   json* pending_ = nullptr;
+  std::size_t values_ = 0;
 };
 
 }  // namespace

@@ -62,11 +62,8 @@ void Model::validate(const std::string& where) const {
                       std::to_string(layers[i - 1].out));
     check_finite(l.weight, where, name + ".weight");
     check_finite(l.bias, where, name + ".bias");
-    const auto& a = l.activation;
-    if (a.has_param() && !std::isfinite(a.param))
-      throw Error(ErrorCode::activation, where, name + " activation", "parameter must be finite");
-    if (a.kind == ActivationKind::softplus && !(a.param > 0.0f))
-      throw Error(ErrorCode::activation, where, name + " activation", "softplus beta must be > 0");
+    if (const std::string problem = l.activation.param_problem(); !problem.empty())
+      throw Error(ErrorCode::activation, where, name + " activation", problem);
   }
 }
 

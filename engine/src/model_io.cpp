@@ -43,9 +43,9 @@ Activation parse_activation(const json& entry, const std::string& source, const 
       throw Error(ErrorCode::activation, source, field + "." + key, std::string("is not a parameter of ") + to_string(*kind));
     if (!value.is_number() || !std::isfinite(value.get<double>()))
       throw Error(ErrorCode::activation, source, field + "." + key, "must be a finite number");
+    if (const std::string problem = Activation::param_problem(*kind, value.get<double>()); !problem.empty())
+      throw Error(ErrorCode::activation, source, field + "." + key, problem);
     act.param = value.get<float>();
-    if (*kind == ActivationKind::softplus && !(act.param > 0.0f))
-      throw Error(ErrorCode::activation, source, field + "." + key, "softplus beta must be > 0");
   }
   return act;
 }

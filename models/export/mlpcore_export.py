@@ -112,6 +112,28 @@ def write_safetensors(path, tensors, metadata):
             f.write(data)
 
 
+def _string_metadata(metadata):
+    """safetensors metadata maps strings to strings: numbers and booleans become their JSON text ("epochs":
+    10 -> "10"), lists and dicts their JSON; anything else, or a key that is not a string, is refused here
+    rather than written into a file the loader would reject."""
+    out = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str):
+            raise TypeError(f"metadata key {key!r}: keys must be strings")
+        if key == "mlpcore":
+            raise ValueError("metadata key 'mlpcore' is reserved for the network description")
+        if isinstance(value, str):
+            out[key] = value
+        elif value is None or isinstance(value, (bool, int, float, list, dict)):
+            try:
+                out[key] = json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"metadata {key!r}: {e}") from None
+        else:
+            raise TypeError(f"metadata {key!r}: {type(value).__name__} cannot be stored (use str, int, float, bool, list or dict)")
+    return out
+
+
 def export(model, path, dtype="F32", metadata=None):
     """Writes `model` to `path`; dtype is "F32", "F16" or "BF16" for every tensor."""
     if dtype not in DTYPES:
@@ -122,7 +144,7 @@ def export(model, path, dtype="F32", metadata=None):
         if linear.bias is not None:
             tensors.append((f"layers.{i}.bias", dtype, tuple(linear.bias.shape), _tensor_bytes(linear.bias, dtype)))
         activations.append(activation)
-    meta = dict(metadata or {})
+    meta = _string_metadata(metadata or {})
     meta["mlpcore"] = json.dumps({"version": FORMAT_VERSION, "activations": activations})
     write_safetensors(path, tensors, meta)
 

@@ -32,6 +32,10 @@ struct Activation {
   static Activation make(ActivationKind kind, float param);
   bool has_param() const noexcept { return kind == ActivationKind::leaky_relu || kind == ActivationKind::softplus; }
   float default_param() const noexcept;
+  // The parameter's documented range (models/FORMAT.md): softplus beta in [1e-3, 1e4] (beyond it (1/beta)
+  // overflows float32 or float16 operands), leaky_relu alpha in [-1e3, 1e3]. "" when in range, else why not.
+  std::string param_problem() const { return param_problem(kind, param); }
+  static std::string param_problem(ActivationKind kind, double param);
   bool operator==(const Activation&) const = default;
 };
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the README's two commands (scripts/demo.sh, then scripts/test.sh) on a fresh, minimal Debian 12:
+# a root made by debootstrap from Debian's archive, with the checkout's tracked files copied in, entered
+# with chroot. Only what scripts/install_deps.sh installs is there, so a missing package fails here.
+#   scripts/fresh_debian12.sh [ROOT]     ROOT: an empty or absent folder (default: a new one under /tmp)
+# Needs root (debootstrap, chroot, mount); installs debootstrap on the host if absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=${1:-$(mktemp -d /tmp/mlpcore-debian12.XXXXXX)}
+mirror=http://deb.debian.org/debian
+
+if ! command -v debootstrap >/dev/null; then
+  echo "==> Installing debootstrap on the host"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+fi
+echo "==> debootstrap --variant=minbase bookworm $root"
+start=$SECONDS
+debootstrap --variant=minbase bookworm "$root" "$mirror" > "$root.debootstrap.log" 2>&1 ||
+  { tail -n 30 "$root.debootstrap.log"; exit 1; }
+echo "==> Debian 12 root ready in $((SECONDS - start)) s"
+
+echo "==> Copying the checkout's tracked files to $root/src/mlpcore"
+mkdir -p "$root/src/mlpcore"
+git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$root/src/mlpcore"
+
+mount -t proc proc "$root/proc"
+trap 'umount "$root/proc" 2>/dev/null || true' EXIT
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+run() {
+  echo "==> [fresh Debian 12] $*"
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb \
+    /bin/bash -c "cd /src/mlpcore && $*"
+}
+start=$SECONDS
+run scripts/demo.sh
+echo "==> demo.sh took $((SECONDS - start)) s on a fresh system"
+start=$SECONDS
+run scripts/test.sh
+echo "==> test.sh took $((SECONDS - start)) s after the demo"
