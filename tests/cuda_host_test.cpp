@@ -76,6 +76,15 @@ TEST(CApi, RunsAModelAndReportsErrors) {
   EXPECT_STREQ(error, "/nonexistent.safetensors: no such file");
   EXPECT_EQ(mlpcore_network_create(heart.c_str(), "tpu", error, 8), nullptr);
   EXPECT_STREQ(error, "backend") << "truncated to the buffer, NUL-terminated";
+
+  // With options: one thread, quiet, "auto" (cpu here).
+  net = mlpcore_network_create_with_options(heart.c_str(), "auto", 1, 1, error, sizeof error);
+  ASSERT_NE(net, nullptr) << error;
+  out[0] = out[1] = NAN;
+  ASSERT_EQ(mlpcore_network_infer(net, in, out, 2, error, sizeof error), 0) << error;
+  EXPECT_NEAR(out[0], ref[0], 1e-4);
+  EXPECT_NEAR(out[1], ref[1], 1e-4);
+  mlpcore_network_destroy(net);
 }
 
 }  // namespace
