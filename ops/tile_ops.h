@@ -104,22 +104,6 @@ MLPCORE_DEVICE typename Tile::BFrag load_b(Get get) {
   return pack_pairs<Tile, typename Tile::BFrag>([&](int i) { return get(Tile::k_feature(Tile::b_row(lane, i)), Tile::b_col(lane, i)); });
 }
 
-// A operand of one 16x16 block: get(row, feature) -> float.
-template <class Tile, class Get>
-MLPCORE_DEVICE typename Tile::AFrag load_a(Get get) {
-  const int lane = static_cast<int>(lane_id());
-  return pack_pairs<Tile, typename Tile::AFrag>([&](int i) { return get(Tile::a_row(lane, i), Tile::k_feature(Tile::a_col(lane, i))); });
-}
-
-// Accumulator from get(row, column) -> float (a bias, or C).
-template <class Tile, class Get>
-MLPCORE_DEVICE typename Tile::AccFrag load_acc(Get get) {
-  const int lane = static_cast<int>(lane_id());
-  typename Tile::AccFrag c;
-  for (int i = 0; i < Tile::kAcc; ++i) c[i] = get(Tile::acc_row(lane, i), Tile::acc_col(lane, i));
-  return c;
-}
-
 // put(row, column, value) for every accumulator element of this lane.
 template <class Tile, class Put>
 MLPCORE_DEVICE void store_acc(const typename Tile::AccFrag& d, Put put) {

@@ -1,11 +1,14 @@
 // The cuda backend's host logic without an NVIDIA GPU: the embedded fat binary, the probe's reasons, the
 // fallback; and the C interface (libmlpcore_c) that the GPU benchmark drives.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string_view>
+#include <thread>
 
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
+#include "engine/src/device_buffer.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
 #include "mlpcore/network.h"
@@ -30,7 +33,8 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
 TEST(CudaProbe, SaysWhyItCannotRun) {
   const CudaDriver missing("/nonexistent/libcuda.so.1");
   EXPECT_FALSE(missing.loaded());
-  EXPECT_NE(probe_cuda(missing, cuda_code_objects()).reason.find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos);
+  const EmbeddedCodeObject fatbin{"fatbin", nullptr, 0};  // a stand-in, so builds without nvcc get that far
+  EXPECT_NE(probe_cuda(missing, {&fatbin, 1}).reason.find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos);
   EXPECT_NE(probe_cuda(missing, {}).reason.find("MLPCORE_CUDA=OFF"), std::string::npos);
 }
 
@@ -39,7 +43,8 @@ TEST(CudaProbe, WithoutAnNvidiaGpuTheBackendIsUnavailableWithItsReason) {
   const auto cuda = std::find_if(backends.begin(), backends.end(), [](const BackendInfo& b) { return b.name == "cuda"; });
   ASSERT_NE(cuda, backends.end());
   ASSERT_FALSE(cuda->available) << "the CI machines have no NVIDIA GPU";
-  EXPECT_TRUE(cuda->unavailable_reason.starts_with("no CUDA driver") || cuda->unavailable_reason.starts_with("no NVIDIA GPU"))
+  EXPECT_TRUE(cuda->unavailable_reason.starts_with("no CUDA driver") || cuda->unavailable_reason.starts_with("no NVIDIA GPU") ||
+              cuda->unavailable_reason.starts_with("this build has no CUDA fat binary"))
       << cuda->unavailable_reason;
   std::mt19937 rng(1);
   const Model m = test::random_model(rng, {2, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
@@ -53,6 +58,55 @@ TEST(CudaProbe, WithoutAnNvidiaGpuTheBackendIsUnavailableWithItsReason) {
       EXPECT_NE(std::string(e.what()).find(cuda->unavailable_reason), std::string::npos);
     }
   }
+}
+
+// Calls on two devices from several threads at once, through a stand-in libcuda: each runs in its
+// device's primary context, pushed on the calling thread and popped after (the fake counts a call on
+// another device's memory, module or kernel), errors name the device, and the contexts are released.
+TEST(CudaOnDevice, EachCallRunsInItsDevicesContextOnTheCallingThread) {
+  const CudaDriver d(MLPCORE_FAKE_CUDA);
+  ASSERT_TRUE(d.loaded()) << d.load_error();
+  void* lib = ::dlopen(MLPCORE_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  ::dlclose(lib);  // d keeps it loaded
+  const unsigned& wrong_context = *static_cast<unsigned*>(::dlsym(lib, "fake_cuda_wrong_context"));
+  const int* retained = static_cast<int*>(::dlsym(lib, "fake_cuda_retained"));
+  const auto stack_depth = reinterpret_cast<int (*)()>(::dlsym(lib, "fake_cuda_stack_depth"));
+  const unsigned wrong_before = wrong_context;
+  const EmbeddedCodeObject fatbin{"fatbin", nullptr, 0};
+  EXPECT_EQ(probe_cuda(d, {&fatbin, 1}).description, "NVIDIA Fake H100 (sm_90), device 0");
+  {
+    const CudaOnDevice gpus[2] = {{d, 0}, {d, 1}};
+    EXPECT_EQ(retained[0], 1);
+    EXPECT_EQ(retained[1], 1);
+    const DeviceModule<CudaOnDevice> modules[2] = {load_module(gpus[0], "image"), load_module(gpus[1], "image")};
+    void* const kernels[2] = {gpus[0].function(modules[0].get(), "k"), gpus[1].function(modules[1].get(), "k")};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        const std::vector<float> in(16, 1.0f);
+        std::vector<float> out(16);
+        for (int i = 0; i < 200; ++i) {
+          const int device = (i + t) % 2;
+          const auto buffer = upload(gpus[device], in);
+          gpus[device].launch(kernels[device], 1, 32, nullptr, nullptr);
+          gpus[device].copy(out.data(), buffer->get(), sizeof(float) * out.size());
+        }
+        EXPECT_EQ(out, in);
+        EXPECT_EQ(stack_depth(), 0);
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(wrong_context, wrong_before);
+    const DeviceBuffer<CudaOnDevice> on0(gpus[0], 16);
+    try {
+      gpus[1].copy(on0.get(), on0.get(), 16);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "cuda device 1: cuMemcpy: CUDA_ERROR_INVALID_CONTEXT (fake failure)");
+    }
+  }
+  EXPECT_EQ(wrong_context, wrong_before + 1) << "the one copy above";
+  EXPECT_EQ(retained[0], 0);
+  EXPECT_EQ(retained[1], 0);
 }
 
 TEST(CApi, RunsAModelAndReportsErrors) {

@@ -3,8 +3,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "engine/src/amd_arch.h"
 #include "engine/src/backend.h"
@@ -47,22 +50,44 @@ TEST(AmdCodeObjects, OneValidObjectPerConfiguredArchitecture) {
   EXPECT_EQ(select_code_object("gfx1030", objects), nullptr);
 }
 
-class FakeHip : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ::unsetenv("FAKE_HIP_DEVICES");
-    ::unsetenv("FAKE_HIP_ARCH");
-    ::unsetenv("FAKE_HIP_FAIL");
-  }
-  HipRuntime rt{MLPCORE_FAKE_HIP};
-  template <class T>
-  T& recorded(const char* name) {
-    static void* lib = ::dlopen(MLPCORE_FAKE_HIP, RTLD_NOW | RTLD_NOLOAD);
-    return *static_cast<T*>(::dlsym(lib, name));
-  }
+// The stand-in runtime as ROCm >= 6 (hipGetDevicePropertiesR0600) and as ROCm 5 (legacy properties only).
+struct FakeLibrary {
+  const char* name;
+  const char* path;
+  bool rocm5;
 };
 
-TEST_F(FakeHip, NoRuntimeNoDeviceNoCodeObject) {
+void PrintTo(const FakeLibrary& l, std::ostream* os) { *os << l.name; }
+
+class FakeHip : public ::testing::TestWithParam<FakeLibrary> {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"FAKE_HIP_DEVICES", "FAKE_HIP_ARCH", "FAKE_HIP_FAIL", "FAKE_HIP_FAIL_DEVICE"}) ::unsetenv(v);
+  }
+  HipRuntime rt{GetParam().path};
+  void* symbol(const char* name) {
+    void* lib = ::dlopen(GetParam().path, RTLD_NOW | RTLD_NOLOAD);
+    ::dlclose(lib);  // rt keeps it loaded
+    return ::dlsym(lib, name);
+  }
+  template <class T>
+  T& recorded(const char* name) {
+    return *static_cast<T*>(symbol(name));
+  }
+  // The calling thread's current device in the fake, as the application sees and sets it.
+  int current_device() {
+    int device = -1;
+    EXPECT_EQ(reinterpret_cast<int (*)(int*)>(symbol("hipGetDevice"))(&device), 0);
+    return device;
+  }
+  void set_current_device(int device) { EXPECT_EQ(reinterpret_cast<int (*)(int)>(symbol("hipSetDevice"))(device), 0); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Rocm, FakeHip,
+                         ::testing::Values(FakeLibrary{"rocm6", MLPCORE_FAKE_HIP, false}, FakeLibrary{"rocm5", MLPCORE_FAKE_HIP_ROCM5, true}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_P(FakeHip, NoRuntimeNoDeviceNoCodeObject) {
   const HipRuntime missing("/nonexistent/libamdhip64.so");
   EXPECT_FALSE(missing.loaded());
   EXPECT_NE(probe_hip(missing, amd_code_objects()).reason.find("no HIP runtime: /nonexistent/libamdhip64.so"), std::string::npos);
@@ -76,11 +101,11 @@ TEST_F(FakeHip, NoRuntimeNoDeviceNoCodeObject) {
   EXPECT_NE(p.reason.find("device 0 is gfx1030, which has no matrix-core code object in this build (built for gfx1100"), std::string::npos) << p.reason;
   ::setenv("FAKE_HIP_ARCH", "gfxzz", 1);
   EXPECT_NE(probe_hip(rt, amd_code_objects()).reason.find("unrecognised architecture 'gfxzz'"), std::string::npos);
-  ::setenv("FAKE_HIP_ARCH", "nonsense", 1);
+  ::setenv("FAKE_HIP_ARCH", "", 1);
   EXPECT_NE(probe_hip(rt, amd_code_objects()).reason.find("reports no architecture name"), std::string::npos);
 }
 
-TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
+TEST_P(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
   struct Case {
     const char* arch;
     Arch family;
@@ -128,12 +153,14 @@ TEST_F(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
   }
 }
 
-TEST_F(FakeHip, EveryRuntimeFailureNamesTheCall) {
+TEST_P(FakeHip, EveryRuntimeFailureNamesTheCallAndTheDevice) {
+  ::setenv("FAKE_HIP_DEVICES", "2", 1);
   std::mt19937 rng(2);
   const Model m = test::random_model(rng, {3, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
-  const HipProbe probe = probe_hip(rt, amd_code_objects());
+  HipProbe probe = probe_hip(rt, amd_code_objects());
   ASSERT_TRUE(probe.available);
-  for (const char* call : {"hipSetDevice", "hipMalloc", "hipMemcpy", "hipModuleLoadData", "hipModuleLaunchKernel", "hipModuleGetFunction"}) {
+  probe.device = 1;  // not the thread's current device, so each call sets it
+  for (const char* call : {"hipGetDevice", "hipSetDevice", "hipMalloc", "hipMemcpy", "hipModuleLoadData", "hipModuleLaunchKernel", "hipModuleGetFunction"}) {
     SCOPED_TRACE(call);
     ::setenv("FAKE_HIP_FAIL", call, 1);
     try {
@@ -147,10 +174,66 @@ TEST_F(FakeHip, EveryRuntimeFailureNamesTheCall) {
       if (std::string(call) == "hipModuleGetFunction")
         EXPECT_NE(what.find("code object has no kernel mlpcore_mlp_t1"), std::string::npos) << what;
       else
-        EXPECT_NE(what.find(std::string(call) + ": hip"), std::string::npos) << what;
-      EXPECT_NE(what.find("hip"), std::string::npos) << what;
+        EXPECT_TRUE(what.starts_with("hip device 1: " + std::string(call) + ": hip")) << what;
     }
   }
+  ::unsetenv("FAKE_HIP_FAIL");
+  EXPECT_EQ(current_device(), 0) << "restored after each failure";
+}
+
+// Two networks on two devices, used from several threads at once and built and destroyed on a thread
+// whose current device is another: each call runs on its network's device (the fake fails and counts
+// any other), errors name the network's device, and the calling thread's current device is left as it was.
+TEST_P(FakeHip, NetworksOnTwoDevicesServeManyThreads) {
+  ::setenv("FAKE_HIP_DEVICES", "2", 1);
+  ::setenv("FAKE_HIP_FAIL", "hipModuleLaunchKernel", 1);
+  ::setenv("FAKE_HIP_FAIL_DEVICE", "1", 1);
+  std::mt19937 rng(4);
+  const Model m = test::random_model(rng, {3, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  HipProbe probes[2] = {probe_hip(rt, amd_code_objects()), {}};
+  ASSERT_TRUE(probes[0].available) << probes[0].reason;
+  probes[1] = probes[0];
+  probes[1].device = 1;
+  const unsigned wrong_device = recorded<unsigned>("fake_hip_wrong_device");
+  set_current_device(1);
+  {
+    const std::unique_ptr<BackendNetwork> nets[2] = {create_hip_network(m, rt, probes[0]), create_hip_network(m, rt, probes[1])};
+    std::atomic<int> bad{0};
+    std::mutex mutex;
+    std::string first_bad;
+    auto report = [&](const std::string& what) {
+      std::lock_guard lock(mutex);
+      if (bad++ == 0) first_bad = what;
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        set_current_device(t % 2);
+        std::vector<float> in(3 * 5), out(5, -1.0f);
+        for (int i = 0; i < 300; ++i) {
+          const int device = (i + t) % 2;  // device 1 fails every launch
+          try {
+            if (i % 3 == 0) nets[device]->enqueue({in.data(), out.data(), 5, Io::f32}, nullptr);
+            else nets[device]->infer({in.data(), out.data(), 5, Io::f32});
+            if (device == 1) report("no error on device 1");
+          } catch (const Error& e) {
+            if (device == 0 || !std::string(e.what()).starts_with("hip device 1: hipModuleLaunchKernel: hipErrorLaunchFailure")) report(e.what());
+          }
+        }
+        if (current_device() != t % 2) report("the thread's current device changed");
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(bad, 0) << first_bad;
+  }
+  EXPECT_EQ(recorded<unsigned>("fake_hip_wrong_device"), wrong_device) << "calls on another device's memory, module or kernel";
+  EXPECT_EQ(current_device(), 1);
+  set_current_device(0);
+}
+
+TEST_P(FakeHip, ReadsTheArchitectureAtItsOffsetInTheEntryPointsLayout) {
+  ::setenv("FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
+  EXPECT_EQ(rt.arch_name(0), "gfx942:sramecc+:xnack-");
+  EXPECT_STREQ(recorded<char[64]>("fake_hip_last_properties"), GetParam().rocm5 ? "hipGetDeviceProperties" : "hipGetDevicePropertiesR0600");
 }
 
 TEST(HipBackend, WithoutAnAmdGpuTheDefaultIsTheCpu) {

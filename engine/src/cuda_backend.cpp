@@ -1,7 +1,6 @@
 // The cuda backend: the fused kernels' fat binary loaded into the device's primary context (the one the
 // CUDA runtime and PyTorch use, so their streams and buffers work with enqueue), weights packed and
 // uploaded once. Without the driver, a GPU or an sm_80+ GPU it reports why and the engine falls back.
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -18,75 +17,37 @@ namespace {
 static_assert(ops::TileMmaSm80::kWave == ops::TileMmaSm80F16Acc::kWave);
 constexpr unsigned kWave = ops::TileMmaSm80::kWave;
 
-// Makes the network's context current for a scope.
-class ContextScope {
- public:
-  ContextScope(const CudaDriver& d, void* context) : d_(d) { d_.push(context); }
-  ~ContextScope() { d_.pop(); }
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-
- private:
-  const CudaDriver& d_;
-};
-
 class CudaNetwork final : public BackendNetwork {
  public:
   // `packed` for TileMmaSm80, or TileMmaSm80F16Acc (backend cuda-f16acc, compiled-in shapes).
   CudaNetwork(const Model& model, const PackedNetwork& packed, std::string name, const CudaDriver& driver, const CudaProbe& probe)
-      : name_(std::move(name)), d_(driver), device_(probe.device), context_(driver.retain_context(probe.device)) {
-    try {
-      ContextScope scope(d_, context_);
-      module_ = d_.load_module(probe.fatbin->data);
-      kernels_ = find_fused_kernels(d_, module_, fused_kernel_name(model, packed), [&](const std::string& kernel) {
-        throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "fat binary has no kernel " + kernel);
-      });
-      net_.emplace(d_, packed);
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-
-  ~CudaNetwork() override { release(); }
+      : name_(std::move(name)), gpu_(driver, probe.device), module_(load_module(gpu_, probe.fatbin->data)),
+        kernels_(find_fused_kernels(gpu_, module_.get(), fused_kernel_name(model, packed), [&](const std::string& kernel) {
+          throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "fat binary has no kernel " + kernel);
+        })),
+        net_(gpu_, packed) {}
 
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call.batch);
-    std::lock_guard lock(mutex_);
-    ContextScope scope(d_, context_);
-    run_staged(d_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(d_, kernels_, net_->view, on_device, kWave, nullptr); });
+    run_staged(gpu_, call, net_.view, [&](const IoBuffers& on_device) { launch_fused(gpu_, kernels_, net_.view, on_device, kWave, nullptr); });
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
-    if (!net_->device_view) throw no_device_view_with_f16_accumulation(name_);
-    return net_->device_view;
+    if (!net_.device_view) throw no_device_view_with_f16_accumulation(name_);
+    return net_.device_view;
   }
 
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
-    ContextScope scope(d_, context_);
-    launch_fused(d_, kernels_, net_->view, call, kWave, stream);
+    launch_fused(gpu_, kernels_, net_.view, call, kWave, stream);
   }
 
  private:
-  void release() noexcept {
-    try {
-      ContextScope scope(d_, context_);
-      net_.reset();
-      d_.unload_module(module_);
-    } catch (const Error&) {  // the context is gone: so are its allocations
-    }
-    d_.release_context(device_);
-  }
-
   std::string name_;
-  const CudaDriver& d_;
-  int device_;
-  void* context_;
-  void* module_ = nullptr;
-  FusedKernels kernels_{};
-  std::optional<UploadedNetwork<CudaDriver>> net_;
-  mutable std::mutex mutex_;
+  CudaOnDevice gpu_;
+  DeviceModule<CudaOnDevice> module_;
+  FusedKernels kernels_;
+  UploadedNetwork<CudaOnDevice> net_;
 };
 
 const CudaDriver& driver() {

@@ -1,48 +1,34 @@
 #pragma once
 // The host's only contact with the CUDA driver, and the only host file that spells cu* names.
-// libcuda is opened at run time, so mlpcore loads (and falls back) on machines without an NVIDIA driver.
 #include <cstddef>
 #include <string>
+
+#include "engine/src/dynamic_library.h"
 
 namespace mlpcore::detail {
 
 class CudaDriver {
  public:
-  // Loads `library` (default: libcuda.so.1, or $MLPCORE_CUDA_LIBRARY).
+  // Loads `library` (default: $MLPCORE_CUDA_LIBRARY, else libcuda.so.1).
   explicit CudaDriver(const char* library = nullptr);
-  ~CudaDriver();
-  CudaDriver(const CudaDriver&) = delete;
-  CudaDriver& operator=(const CudaDriver&) = delete;
 
-  bool loaded() const { return handle_ != nullptr; }
-  const std::string& load_error() const { return load_error_; }
+  bool loaded() const { return lib_.loaded(); }
+  const std::string& load_error() const { return lib_.error(); }
 
-  int try_init() const;                       // the CUresult of cuInit(0)
+  int try_init() const;                     // the CUresult of cuInit(0)
   int try_device_count(int& count) const;
-  std::string device_name(int index) const;
-  int compute_capability(int index) const;    // major * 10 + minor
-
   // Each throws Error(device) naming the driver call, its error and the device.
-  void* retain_context(int index) const;      // the device's primary context, as the runtime API uses
-  void release_context(int index) const noexcept;
-  void push(void* context) const;
-  void pop() const noexcept;
-  void* malloc(std::size_t bytes) const;
-  void free(void* p) const noexcept;
-  void copy(void* dst, const void* src, std::size_t bytes) const;  // unified addressing: any direction
-  void* load_module(const void* image) const;
-  void unload_module(void* module) const noexcept;
-  void* function(void* module, const char* name) const;  // nullptr if the module has no such kernel
-  void launch(void* function, unsigned grid, unsigned block, void** args, void* stream) const;
+  std::string device_name(int index) const;
+  int compute_capability(int index) const;  // major * 10 + minor
 
   std::string describe(int error, const char* call) const;
 
  private:
-  void check(int error, const char* call) const;
+  friend class CudaOnDevice;
+  void check(int error, const char* call, int device) const;
+  int device_handle(int index) const;  // the CUdevice
 
-  void* handle_ = nullptr;
-  std::string load_error_;
-  mutable int device_ = 0;
+  DynamicLibrary lib_;
   int (*init_)(unsigned) = nullptr;
   int (*device_get_count_)(int*) = nullptr;
   int (*device_get_)(int*, int) = nullptr;
@@ -61,6 +47,35 @@ class CudaDriver {
   int (*launch_kernel_)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**) = nullptr;
   int (*get_error_name_)(int, const char**) = nullptr;
   int (*get_error_string_)(int, const char**) = nullptr;
+};
+
+// The driver's calls on one device's primary context (the one the CUDA runtime and PyTorch use, so
+// their streams and buffers work with ours), retained while this lives. The current context is per
+// host thread and the caller's own: each call pushes ours on the calling thread and pops it after.
+// Errors (Error(device)) name the device.
+class CudaOnDevice {
+ public:
+  CudaOnDevice(const CudaDriver& driver, int device);
+  ~CudaOnDevice();
+  CudaOnDevice(const CudaOnDevice&) = delete;
+  CudaOnDevice& operator=(const CudaOnDevice&) = delete;
+
+  void* malloc(std::size_t bytes) const;
+  void free(void* p) const noexcept;
+  void copy(void* dst, const void* src, std::size_t bytes) const;  // unified addressing: any direction
+  void* load_module(const void* image) const;
+  void unload_module(void* module) const noexcept;
+  void* function(void* module, const char* name) const;  // nullptr if the module has no such kernel
+  void launch(void* function, unsigned grid, unsigned block, void** args, void* stream) const;
+
+ private:
+  class Current;
+  void check(int error, const char* call) const { d_.check(error, call, device_); }
+
+  const CudaDriver& d_;
+  int device_;
+  int handle_;  // the CUdevice
+  void* context_ = nullptr;
 };
 
 }  // namespace mlpcore::detail

@@ -1,5 +1,6 @@
 #pragma once
-// Device memory of a GPU runtime (HipRuntime, CudaDriver) that frees itself, and uploads of host vectors.
+// Device memory and modules of a GPU runtime on its device (HipOnDevice, CudaOnDevice) that free
+// themselves, and uploads of host vectors.
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -20,6 +21,19 @@ class DeviceBuffer {
   const Runtime* rt_;
   void* p_;
 };
+
+template <class Runtime>
+struct ModuleUnload {
+  const Runtime* rt;
+  void operator()(void* module) const noexcept { rt->unload_module(module); }
+};
+template <class Runtime>
+using DeviceModule = std::unique_ptr<void, ModuleUnload<Runtime>>;
+
+template <class Runtime>
+DeviceModule<Runtime> load_module(const Runtime& rt, const void* image) {
+  return {rt.load_module(image), ModuleUnload<Runtime>{&rt}};
+}
 
 template <class Runtime, class T>
 std::unique_ptr<DeviceBuffer<Runtime>> upload(const Runtime& rt, const std::vector<T>& v) {

@@ -1,5 +1,5 @@
 #pragma once
-// What the hip and cuda backends do alike with their runtime (HipRuntime, CudaDriver): find a fused
+// What the hip and cuda backends do alike with their runtime (HipOnDevice, CudaOnDevice): find a fused
 // kernel and its float16-I/O twin, launch one, and run a call through device buffers of its own.
 #include <array>
 #include <optional>

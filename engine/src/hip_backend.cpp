@@ -1,9 +1,6 @@
 // The hip backend: the fused kernels' code object for the GPU's architecture, weights packed and uploaded
 // once, batches copied in, run and copied out. Without libamdhip64, a GPU, or a code object for the GPU,
 // it reports why and the engine falls back to the CPU.
-#include <algorithm>
-#include <mutex>
-
 #include "engine/src/amd_arch.h"
 #include "engine/src/backend.h"
 #include "engine/src/gpu_launch.h"
@@ -16,7 +13,6 @@
 namespace mlpcore::detail {
 namespace {
 
-
 std::string built_for(std::span<const EmbeddedCodeObject> objects) {
   std::string s;
   for (const auto& o : objects) s += (s.empty() ? "" : ", ") + std::string(o.arch);
@@ -25,50 +21,40 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 
 class HipNetwork final : public BackendNetwork {
  public:
-  HipNetwork(const Model& model, const HipRuntime& rt, const HipProbe& probe) : rt_(rt), device_(probe.device) {
-    rt_.set_device(device_);
-    PackedNetwork packed;
-    switch (probe.arch) {
-      case Arch::gfx11: packed = pack_network<ops::TileWmmaGfx11>(model, "hip"), wave_ = ops::TileWmmaGfx11::kWave; break;
-      case Arch::gfx12: packed = pack_network<ops::TileWmmaGfx12>(model, "hip"), wave_ = ops::TileWmmaGfx12::kWave; break;
-      default: packed = pack_network<ops::TileMfmaGfx9>(model, "hip"), wave_ = ops::TileMfmaGfx9::kWave; break;
-    }
-    module_ = rt_.load_module(probe.object->data);
-    kernels_ = find_fused_kernels(rt_, module_, fused_kernel_name(model, packed), [&](const std::string& name) {
-      throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
-    });
-    net_.emplace(rt_, packed);
-  }
-
-  ~HipNetwork() override { rt_.unload_module(module_); }
+  // `packed` for the probed GPU's tile, whose waves are `wave` wide.
+  HipNetwork(const Model& model, const PackedNetwork& packed, unsigned wave, const HipRuntime& rt, const HipProbe& probe)
+      : gpu_(rt, probe.device), wave_(wave), module_(load_module(gpu_, probe.object->data)),
+        kernels_(find_fused_kernels(gpu_, module_.get(), fused_kernel_name(model, packed), [&](const std::string& name) {
+          throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
+        })),
+        net_(gpu_, packed) {}
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call.batch);
-    std::lock_guard lock(mutex_);  // the current device is per host thread; callers share this network
-    rt_.set_device(device_);
-    run_staged(rt_, call, net_->view, [&](const IoBuffers& on_device) { launch_fused(rt_, kernels_, net_->view, on_device, wave_, nullptr); });
+    run_staged(gpu_, call, net_.view, [&](const IoBuffers& on_device) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr); });
   }
 
-  std::optional<DeviceNetworkView> device_view() const override { return net_->device_view; }
+  std::optional<DeviceNetworkView> device_view() const override { return net_.device_view; }
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
-    std::lock_guard lock(mutex_);
-    rt_.set_device(device_);
-    launch_fused(rt_, kernels_, net_->view, call, wave_, stream);
+    launch_fused(gpu_, kernels_, net_.view, call, wave_, stream);
   }
 
  private:
-  const HipRuntime& rt_;
-  int device_;
-  unsigned wave_ = 0;
-  void* module_ = nullptr;
-  FusedKernels kernels_{};
-  std::optional<UploadedNetwork<HipRuntime>> net_;
-  mutable std::mutex mutex_;
+  HipOnDevice gpu_;
+  unsigned wave_;
+  DeviceModule<HipOnDevice> module_;
+  FusedKernels kernels_;
+  UploadedNetwork<HipOnDevice> net_;
 };
+
+template <class Tile>
+std::unique_ptr<BackendNetwork> make_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
+  return std::make_unique<HipNetwork>(model, pack_network<Tile>(model, "hip"), Tile::kWave, rt, probe);
+}
 
 const HipRuntime& runtime() {
   static const HipRuntime rt;
@@ -84,10 +70,10 @@ HipProbe probe_hip(const HipRuntime& rt, std::span<const EmbeddedCodeObject> obj
   int count = 0;
   if (const int error = rt.try_device_count(count)) return p.reason = "no AMD GPU (" + rt.describe(error, "hipGetDeviceCount") + ")", p;
   if (count == 0) return p.reason = "no AMD GPU (hipGetDeviceCount found 0 devices)", p;
-  const HipDevice d = rt.device(0);
-  if (d.arch_name.empty()) return p.reason = "device 0 reports no architecture name (gcnArchName)", p;
-  const auto processor = processor_of(d.arch_name);
-  if (!processor) return p.reason = "device 0 reports an unrecognised architecture '" + d.arch_name + "'", p;
+  const std::string arch_name = rt.arch_name(0);
+  if (arch_name.empty()) return p.reason = "device 0 reports no architecture name (gcnArchName)", p;
+  const auto processor = processor_of(arch_name);
+  if (!processor) return p.reason = "device 0 reports an unrecognised architecture '" + arch_name + "'", p;
   p.processor = *processor;
   p.arch = arch_family(*processor);
   p.object = select_code_object(*processor, objects);
@@ -105,7 +91,11 @@ const HipProbe& hip_probe() {
 
 std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
   if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend 'hip'", "", probe.reason);
-  return std::make_unique<HipNetwork>(model, rt, probe);
+  switch (probe.arch) {
+    case Arch::gfx11: return make_network<ops::TileWmmaGfx11>(model, rt, probe);
+    case Arch::gfx12: return make_network<ops::TileWmmaGfx12>(model, rt, probe);
+    default: return make_network<ops::TileMfmaGfx9>(model, rt, probe);
+  }
 }
 
 std::unique_ptr<BackendNetwork> create_hip_network(const Model& model) { return create_hip_network(model, runtime(), hip_probe()); }

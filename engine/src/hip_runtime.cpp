@@ -1,8 +1,5 @@
 #include "engine/src/hip_runtime.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -15,49 +12,32 @@ constexpr int kHipSuccess = 0;
 constexpr int kHipMemcpyDefault = 4;
 constexpr int kHipErrorNotFound = 500;  // hipModuleGetFunction: no such kernel
 
+// gcnArchName (char[256]) in hipDeviceProp_t, from the struct definitions in HIP's headers (x86-64):
+// hipDeviceProp_tR0600 of ROCm 6's and 7's hip_runtime_api.h (1472 bytes), and the legacy struct of
+// ROCm 5's hip_runtime_api.h (792 bytes in 5.2; hipDeviceProp_tR0000 in ROCm 6's hip_deprecated.h).
+constexpr std::size_t kArchNameOffsetR0600 = 1160, kArchNameOffsetLegacy = 396, kArchNameSize = 256;
+constexpr std::size_t kPropertiesBytes = 4096;  // either struct, with room for fields a release appends
+
 }  // namespace
 
-template <class F>
-F HipRuntime::symbol(const char* name) {
-  void* p = ::dlsym(handle_, name);
-  if (!p && load_error_.empty()) load_error_ = std::string("the HIP runtime has no ") + name;
-  return reinterpret_cast<F>(p);
-}
-
-HipRuntime::HipRuntime(const char* library) {
-  std::vector<std::string> candidates;
-  if (library) candidates.push_back(library);
-  else if (const char* env = std::getenv("MLPCORE_HIP_LIBRARY")) candidates.push_back(env);
-  else candidates = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
-  for (const auto& name : candidates) {
-    handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_) break;
-    const char* why = ::dlerror();
-    load_error_ += (load_error_.empty() ? "" : "; ") + std::string(why ? why : name + ": cannot load");
-  }
-  if (!handle_) return;
-  load_error_.clear();
-  get_device_count_ = symbol<decltype(get_device_count_)>("hipGetDeviceCount");
-  get_device_properties_ = symbol<decltype(get_device_properties_)>("hipGetDeviceProperties");
-  set_device_ = symbol<decltype(set_device_)>("hipSetDevice");
-  malloc_ = symbol<decltype(malloc_)>("hipMalloc");
-  free_ = symbol<decltype(free_)>("hipFree");
-  memcpy_ = symbol<decltype(memcpy_)>("hipMemcpy");
-  module_load_data_ = symbol<decltype(module_load_data_)>("hipModuleLoadData");
-  module_unload_ = symbol<decltype(module_unload_)>("hipModuleUnload");
-  module_get_function_ = symbol<decltype(module_get_function_)>("hipModuleGetFunction");
-  module_launch_kernel_ = symbol<decltype(module_launch_kernel_)>("hipModuleLaunchKernel");
-  stream_synchronize_ = symbol<decltype(stream_synchronize_)>("hipStreamSynchronize");
-  get_error_name_ = symbol<decltype(get_error_name_)>("hipGetErrorName");
-  get_error_string_ = symbol<decltype(get_error_string_)>("hipGetErrorString");
-  if (!load_error_.empty()) {
-    ::dlclose(handle_);
-    handle_ = nullptr;
-  }
-}
-
-HipRuntime::~HipRuntime() {
-  if (handle_) ::dlclose(handle_);
+HipRuntime::HipRuntime(const char* library)
+    : lib_(library, "MLPCORE_HIP_LIBRARY", {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"}) {
+  lib_.bind(get_device_count_, "hipGetDeviceCount");
+  // ROCm >= 6 still exports the unversioned name too, for the legacy struct.
+  get_device_properties_ = lib_.find<decltype(get_device_properties_)>("hipGetDevicePropertiesR0600");
+  arch_name_offset_ = get_device_properties_ ? kArchNameOffsetR0600 : kArchNameOffsetLegacy;
+  if (!get_device_properties_) lib_.bind(get_device_properties_, "hipGetDeviceProperties");
+  lib_.bind(get_device_, "hipGetDevice");
+  lib_.bind(set_device_, "hipSetDevice");
+  lib_.bind(malloc_, "hipMalloc");
+  lib_.bind(free_, "hipFree");
+  lib_.bind(memcpy_, "hipMemcpy");
+  lib_.bind(module_load_data_, "hipModuleLoadData");
+  lib_.bind(module_unload_, "hipModuleUnload");
+  lib_.bind(module_get_function_, "hipModuleGetFunction");
+  lib_.bind(module_launch_kernel_, "hipModuleLaunchKernel");
+  lib_.bind(get_error_name_, "hipGetErrorName");
+  lib_.bind(get_error_string_, "hipGetErrorString");
 }
 
 std::string HipRuntime::describe(int error, const char* call) const {
@@ -68,15 +48,8 @@ std::string HipRuntime::describe(int error, const char* call) const {
   return s;
 }
 
-void HipRuntime::check(int error, const char* call) const {
-  if (error != kHipSuccess)
-    throw Error(ErrorCode::device, "hip device " + std::to_string(device_), "", describe(error, call));
-}
-
-int HipRuntime::device_count() const {
-  int n = 0;
-  check(try_device_count(n), "hipGetDeviceCount");
-  return n;
+void HipRuntime::check(int error, const char* call, int device) const {
+  if (error != kHipSuccess) throw Error(ErrorCode::device, "hip device " + std::to_string(device), "", describe(error, call));
 }
 
 int HipRuntime::try_device_count(int& count) const {
@@ -84,62 +57,83 @@ int HipRuntime::try_device_count(int& count) const {
   return get_device_count_(&count);
 }
 
-HipDevice HipRuntime::device(int index) const {
-  // hipDeviceProp_t grew between ROCm 5 and 6; give it ample room and find gcnArchName by its content
-  // (the one "gfx<hex>" string in the struct) instead of trusting one header's offset.
-  std::vector<char> props(64 * 1024, '\0');
-  check(get_device_properties_(props.data(), index), "hipGetDeviceProperties");
-  HipDevice d{index, ""};
-  for (std::size_t i = 0; i + 4 < props.size(); ++i) {
-    if (std::memcmp(&props[i], "gfx", 3) != 0 || (i > 0 && props[i - 1] != '\0')) continue;
-    const std::size_t len = ::strnlen(&props[i], 256);
-    if (len < 256) {
-      d.arch_name.assign(&props[i], len);
-      break;
-    }
+std::string HipRuntime::arch_name(int device) const {
+  std::vector<char> props(kPropertiesBytes, '\0');
+  check(get_device_properties_(props.data(), device), "hipGetDeviceProperties", device);
+  const char* name = props.data() + arch_name_offset_;
+  return {name, ::strnlen(name, kArchNameSize)};
+}
+
+// `device` current on the calling thread for a scope, then the caller's device again.
+class HipOnDevice::Current {
+ public:
+  explicit Current(const HipOnDevice& d) : rt_(d.rt_) {
+    d.check(rt_.get_device_(&previous_), "hipGetDevice");
+    if (previous_ == d.device_) return;
+    d.check(rt_.set_device_(d.device_), "hipSetDevice");
+    restore_ = true;
   }
-  return d;
-}
+  ~Current() {
+    if (restore_) rt_.set_device_(previous_);
+  }
+  Current(const Current&) = delete;
+  Current& operator=(const Current&) = delete;
 
-void HipRuntime::set_device(int index) const {
-  check(set_device_(index), "hipSetDevice");
-  device_ = index;
-}
+ private:
+  const HipRuntime& rt_;
+  int previous_ = 0;
+  bool restore_ = false;
+};
 
-void* HipRuntime::malloc(std::size_t bytes) const {
+void* HipOnDevice::malloc(std::size_t bytes) const {
+  Current current(*this);
   void* p = nullptr;
-  check(malloc_(&p, bytes), "hipMalloc");
+  check(rt_.malloc_(&p, bytes), "hipMalloc");
   return p;
 }
 
-void HipRuntime::free(void* p) const noexcept {
-  if (p) free_(p);
+void HipOnDevice::free(void* p) const noexcept {
+  if (!p) return;
+  try {
+    Current current(*this);
+    rt_.free_(p);
+  } catch (const Error&) {  // the device cannot be made current: leave the memory to its teardown
+  }
 }
 
-void HipRuntime::copy(void* dst, const void* src, std::size_t bytes) const { check(memcpy_(dst, src, bytes, kHipMemcpyDefault), "hipMemcpy"); }
+void HipOnDevice::copy(void* dst, const void* src, std::size_t bytes) const {
+  Current current(*this);
+  check(rt_.memcpy_(dst, src, bytes, kHipMemcpyDefault), "hipMemcpy");
+}
 
-void* HipRuntime::load_module(const void* image) const {
+void* HipOnDevice::load_module(const void* image) const {
+  Current current(*this);
   void* module = nullptr;
-  check(module_load_data_(&module, image), "hipModuleLoadData");
+  check(rt_.module_load_data_(&module, image), "hipModuleLoadData");
   return module;
 }
 
-void HipRuntime::unload_module(void* module) const noexcept {
-  if (module) module_unload_(module);
+void HipOnDevice::unload_module(void* module) const noexcept {
+  if (!module) return;
+  try {
+    Current current(*this);
+    rt_.module_unload_(module);
+  } catch (const Error&) {  // as free
+  }
 }
 
-void* HipRuntime::function(void* module, const char* name) const {
+void* HipOnDevice::function(void* module, const char* name) const {
+  Current current(*this);
   void* f = nullptr;
-  const int error = module_get_function_(&f, module, name);
+  const int error = rt_.module_get_function_(&f, module, name);
   if (error == kHipErrorNotFound) return nullptr;
   check(error, "hipModuleGetFunction");
   return f;
 }
 
-void HipRuntime::launch(void* function, unsigned grid, unsigned block, void** args, void* stream) const {
-  check(module_launch_kernel_(function, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr), "hipModuleLaunchKernel");
+void HipOnDevice::launch(void* function, unsigned grid, unsigned block, void** args, void* stream) const {
+  Current current(*this);
+  check(rt_.module_launch_kernel_(function, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr), "hipModuleLaunchKernel");
 }
-
-void HipRuntime::synchronize(void* stream) const { check(stream_synchronize_(stream), "hipStreamSynchronize"); }
 
 }  // namespace mlpcore::detail

@@ -6,8 +6,8 @@
 
 #include "ops/emu/amd_instructions.h"
 #include "ops/emu/wave_emulator.h"
-#include "ops/tile_ops.h"
 #include "ops/tile_wmma_gfx11.h"
+#include "tests/kernels/tile_test_ops.h"
 
 namespace mlpcore::emu {
 namespace {

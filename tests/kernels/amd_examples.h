@@ -1,7 +1,7 @@
 #pragma once
 // AMD's published examples (../shared/seeds), rewritten as our own kernels with the same lane and index
 // logic, on our instruction wrappers.
-#include "ops/amd_intrinsics.h"
+#include "tests/kernels/amd_test_intrinsics.h"
 
 namespace mlpcore::test_kernels {
 

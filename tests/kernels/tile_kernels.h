@@ -1,7 +1,7 @@
 #pragma once
 // Test kernels written against the tile interface: built for the wave emulator (tests/amd) and as real
 // code objects for each GPU architecture (tests/kernels/tile_kernels.hip).
-#include "ops/tile_ops.h"
+#include "tests/kernels/tile_test_ops.h"
 
 namespace mlpcore::test_kernels {
 
