@@ -8,6 +8,7 @@ packages=(
   python3 python3-numpy python3-torch libopenblas0-pthread
   # AMD code objects: clang with the AMDGPU target, its offload bundler (clang-tools), lld, llvm tools, HIP headers
   clang-19 clang-tools-19 lld-19 llvm-19 libamdhip64-dev
+  libclang-rt-19-dev  # libFuzzer, for scripts/fuzz.sh
   libstb-dev
 )
 missing=()

@@ -1,8 +1,10 @@
 // .npy and text batches: round trips, accepted dtypes, and clear errors for everything else.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "mlpcore/array_io.h"
 #include "mlpcore/error.h"
@@ -141,6 +143,35 @@ TEST(ArrayIo, TextErrorsNameTheLine) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
   }
   EXPECT_THROW(parse_text("# nothing\n\n", "t"), Error);
+}
+
+// Found by fuzz_arrays: "-3.4028234e38" read as -FLT_MAX, which format_text writes as "-3.40282347e+38",
+// which the reader then refused as beyond float32's range (the check compared the decimal with FLT_MAX
+// instead of asking whether it rounds to a finite float). And "1e400", beyond even double's range, was
+// read as infinity where "1e39" was an error.
+TEST(ArrayIo, TextReadsBackWhatItWritesAtFloat32sLimits) {
+  const float max = std::numeric_limits<float>::max();
+  const Matrix m = parse_text("nan -3.4028234e38 3.40282347e+38 3.4028235677e38 1e-400 -0\n", "t");
+  ASSERT_EQ(m.cols, 6u);
+  EXPECT_TRUE(std::isnan(m.values[0]));
+  EXPECT_EQ(m.values[1], -max);
+  EXPECT_EQ(m.values[2], max);
+  EXPECT_EQ(m.values[3], max);  // just below FLT_MAX + half an ulp: rounds down
+  EXPECT_EQ(m.values[4], 0.0f);
+  EXPECT_TRUE(std::signbit(m.values[5]));
+  const Matrix back = parse_text(format_text(m), "again");
+  ASSERT_EQ(back.values.size(), m.values.size());
+  EXPECT_TRUE(std::isnan(back.values[0]));
+  for (std::size_t i = 1; i < m.values.size(); ++i) EXPECT_EQ(std::memcmp(&back.values[i], &m.values[i], 4), 0) << i;
+  // Rounds to infinity in float32, or is beyond double's range: an error, like 1e39.
+  for (const char* beyond : {"3.4028235678e38", "-3.4028236e38", "1e39", "1e400", "-1e400", "+1e99999"}) {
+    try {
+      parse_text(std::string("1 ") + beyond + "\n", "t");
+      FAIL() << beyond << " was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a number within float32's range"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ArrayIo, ReadMatrixRecognisesNpyAndText) {

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <optional>
 
 #include "engine/src/file_io.h"
@@ -203,17 +202,25 @@ void write_matrix(const std::filesystem::path& path, const Matrix& m) {
 
 namespace {
 
+// Half an ulp above FLT_MAX: decimals from here on round to infinity in float32 (ties to even), those
+// below it to at most FLT_MAX (as "3.40282347e+38", which format_text writes for FLT_MAX, does).
+constexpr double kFloat32Overflow = 0x1.ffffffp+127;
+
 // A decimal float as parse_text reads it, or nothing. from_chars refuses a leading '+' and reports
-// underflow as out of range; both are ordinary in files people write.
+// underflow as out of range; both are ordinary in files people write. Beyond float32's range is nothing,
+// "inf" and "nan" spelled out are values.
 std::optional<float> parse_float(std::string_view token) {
   if (token.size() > 1 && token[0] == '+' && token[1] != '-' && token[1] != '+') token.remove_prefix(1);
   double v = 0.0;
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
   if (ptr != token.data() + token.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) v = std::strtod(std::string(token).c_str(), nullptr);  // 0 or +-HUGE_VAL
-  else if (ec != std::errc()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range && v != 0.0) return std::nullopt;  // overflow, not underflow
-  if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    v = std::strtod(std::string(token).c_str(), nullptr);  // 0 (underflow) or +-HUGE_VAL (overflow)
+    if (std::isinf(v)) return std::nullopt;
+  } else if (ec != std::errc()) {
+    return std::nullopt;
+  }
+  if (std::isfinite(v) && std::fabs(v) >= kFloat32Overflow) return std::nullopt;
   return static_cast<float>(v);
 }
 
