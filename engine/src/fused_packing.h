@@ -94,6 +94,11 @@ void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
       }
 }
 
+// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
+// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
+// operand), and with float16 accumulation the last layer's bias too.
+void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
+
 template <class Tile>
 PackedNetwork pack_network(const Model& model, const char* backend) {
   using Acc = ops::acc_elem_t<Tile>;
@@ -114,11 +119,6 @@ PackedNetwork pack_network(const Model& model, const char* backend) {
   }
   return p;
 }
-
-// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
-// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
-// operand), and with float16 accumulation the last layer's bias too.
-void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
 // The device API (ops/device_api.h) accumulates in float32: a network packed for float16 accumulation
 // has no view for it.
