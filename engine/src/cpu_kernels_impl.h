@@ -66,12 +66,15 @@ void dense(const PackedCpuLayer& l, const float* x, float* y, std::size_t rows) 
 #pragma GCC unroll 16
         for (std::size_t v = 0; v < kTileVectors; ++v) acc[u][v] = Vec{} + l.bias[o + u];
       for (std::size_t i = 0; i < l.in; ++i) {
-        const float* xi = x + i * kCpuBlockRows + r;
+        // The sample vectors first, then one broadcast weight at a time: 12 + 3 + 1 registers, no spill.
+        Vec xv[kTileVectors];
 #pragma GCC unroll 16
-        for (std::size_t v = 0; v < kTileVectors; ++v) {
-          const Vec xv = load(xi + v * kLanes);
+        for (std::size_t v = 0; v < kTileVectors; ++v) xv[v] = load(x + i * kCpuBlockRows + r + v * kLanes);
 #pragma GCC unroll 16
-          for (std::size_t u = 0; u < kCpuTileUnits; ++u) acc[u][v] += w[i * kCpuTileUnits + u] * xv;
+        for (std::size_t u = 0; u < kCpuTileUnits; ++u) {
+          const float wu = w[i * kCpuTileUnits + u];
+#pragma GCC unroll 16
+          for (std::size_t v = 0; v < kTileVectors; ++v) acc[u][v] += wu * xv[v];
         }
       }
 #pragma GCC unroll 16
