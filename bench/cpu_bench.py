@@ -77,6 +77,19 @@ class Mlpcore:
         self.lib.mlpcore_network_destroy(self.handle)
 
 
+def set_openblas_threads(threads):
+    """Debian's PyTorch runs its GEMMs in OpenBLAS, whose own thread pool ignores torch.set_num_threads."""
+    names = []
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # only a library PyTorch has loaded
+            lib.openblas_set_num_threads(threads)
+            names.append(name)
+        except (OSError, AttributeError):
+            pass
+    return names
+
+
 def medians(fns, repeats, warmup):
     """Median seconds of each function, calls taking turns so that a slow spell of the machine hits all."""
     for _ in range(warmup):
@@ -115,7 +128,9 @@ def main():
     torch.manual_seed(0)
     lib = load_lib(args.lib)
     tmp = tempfile.mkdtemp()
-    print(f"{cpu_model()}, nproc {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))} CPUs; PyTorch {torch.__version__}; "
+    blas = set_openblas_threads(args.threads[0])
+    print(f"{cpu_model()}, nproc {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))} CPUs; PyTorch {torch.__version__}"
+          f"{' (OpenBLAS threads set too: ' + ', '.join(blas) + ')' if blas else ''}; "
           f"batch {args.batch}, median of {args.repeats} after {args.warmup} warm-up", flush=True)
     lines = ["| network | threads | mlpcore cpu samples/s | PyTorch samples/s | mlpcore / PyTorch | max rel. error vs PyTorch |",
              "|---|---|---|---|---|---|"]
@@ -127,6 +142,7 @@ def main():
         y = torch.empty(args.batch, model[-1].out_features)
         for threads in args.threads:
             torch.set_num_threads(threads)
+            set_openblas_threads(threads)
             net = Mlpcore(lib, path, threads)
             net.infer(x, y)
             with torch.inference_mode():

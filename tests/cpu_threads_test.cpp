@@ -181,11 +181,12 @@ TEST(CpuThreads, ConcurrentInferOnOneMultiThreadedNetwork) {
   for (std::size_t t = 0; t < kCallers; ++t) expect_matches_reference(model, inputs[t], outputs[t], "caller " + std::to_string(t));
 }
 
-// Every kernel set this CPU runs (the AVX2 one where present, and the baseline one the backend then
-// does not pick), for every activation and widths that are not multiples of the tile.
+// Every kernel set this CPU runs (AVX-512 and AVX2 where present, and the ones the backend then does
+// not pick), for every activation and widths that are not multiples of the tile.
 TEST(CpuKernels, EachInstructionSetMatchesTheReference) {
   std::vector<const detail::CpuKernels*> sets = {&detail::generic_cpu_kernels()};
   if (const auto* avx2 = detail::avx2_fma_cpu_kernels()) sets.push_back(avx2);
+  if (const auto* avx512 = detail::avx512_cpu_kernels()) sets.push_back(avx512);
   std::mt19937 rng(13);
   for (const auto kind : test::all_activation_kinds()) {
     const Model model = test::random_model(rng, {5, 19, 64, 3}, {Activation::make(kind), Activation::make(ActivationKind::relu),

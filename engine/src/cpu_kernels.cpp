@@ -5,8 +5,9 @@
 namespace mlpcore::detail {
 
 extern const CpuKernels kGenericCpuKernels;
-#if MLPCORE_CPU_AVX2_FMA
+#if MLPCORE_CPU_X86_64
 extern const CpuKernels kAvx2FmaCpuKernels;
+extern const CpuKernels kAvx512CpuKernels;
 #endif
 
 PackedCpuNetwork pack_cpu_network(const Model& model) {
@@ -40,7 +41,7 @@ std::size_t cpu_activation_floats(const PackedCpuLayer* layers, std::size_t coun
 const CpuKernels& generic_cpu_kernels() { return kGenericCpuKernels; }
 
 const CpuKernels* avx2_fma_cpu_kernels() {
-#if MLPCORE_CPU_AVX2_FMA
+#if MLPCORE_CPU_X86_64
   static const bool supported = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -50,9 +51,21 @@ const CpuKernels* avx2_fma_cpu_kernels() {
   return nullptr;
 }
 
+const CpuKernels* avx512_cpu_kernels() {
+#if MLPCORE_CPU_X86_64
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  }();
+  if (supported) return &kAvx512CpuKernels;
+#endif
+  return nullptr;
+}
+
 const CpuKernels& best_cpu_kernels() {
-  const CpuKernels* avx2 = avx2_fma_cpu_kernels();
-  return avx2 ? *avx2 : generic_cpu_kernels();
+  if (const CpuKernels* avx512 = avx512_cpu_kernels()) return *avx512;
+  if (const CpuKernels* avx2 = avx2_fma_cpu_kernels()) return *avx2;
+  return generic_cpu_kernels();
 }
 
 }  // namespace mlpcore::detail

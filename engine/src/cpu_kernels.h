@@ -35,7 +35,7 @@ std::size_t cpu_activation_floats(const PackedCpuLayer* layers, std::size_t coun
 PackedCpuNetwork pack_cpu_network(const Model& model);
 
 struct CpuKernels {
-  const char* isa;  // "AVX2+FMA", "SSE2" (x86-64's baseline) or "portable" (other CPUs)
+  const char* isa;  // "AVX-512", "AVX2+FMA", "SSE2" (x86-64's baseline) or "portable" (other CPUs)
   // Evaluates the network on rows <= kCpuBlockRows samples: input [rows][in], output [rows][out],
   // row-major float32. scratch: 2 * cpu_activation_floats(layers, count) floats, 32-byte aligned. Plain
   // pointers rather than PackedCpuNetwork: the kernels call no inline library code (cpu_kernels_impl.h).
@@ -46,6 +46,8 @@ struct CpuKernels {
 const CpuKernels& generic_cpu_kernels();  // the compiler's baseline for the target (SSE2 on x86-64)
 // AVX2 and FMA, 256-bit vectors; nullptr when this CPU lacks them or the build is not for x86-64.
 const CpuKernels* avx2_fma_cpu_kernels();
+// AVX-512F and FMA, 512-bit vectors; nullptr likewise.
+const CpuKernels* avx512_cpu_kernels();
 // The fastest set this CPU runs.
 const CpuKernels& best_cpu_kernels();
 

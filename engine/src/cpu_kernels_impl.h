@@ -1,7 +1,7 @@
 // The cpu backend's kernels, written once with GCC/Clang vector extensions and compiled once per
-// instruction set by the files that include this one (cpu_kernels_generic.cpp, cpu_kernels_avx2_fma.cpp)
-// after defining MLPCORE_CPU_ISA, the namespace that keeps each compilation's symbols apart, and
-// MLPCORE_CPU_VECTOR_BYTES. This code calls no inline function from outside that namespace (only builtins):
+// instruction set by the files that include this one (cpu_kernels_generic.cpp, _avx2_fma.cpp, _avx512.cpp)
+// after defining MLPCORE_CPU_ISA, the namespace that keeps each compilation's symbols apart,
+// MLPCORE_CPU_VECTOR_BYTES and MLPCORE_CPU_TILE_VECTORS. This code calls no inline function from outside that namespace (only builtins):
 // the linker keeps one copy of an inline function, and it could be the AVX2 one, called from the generic path.
 #include <cstddef>
 
@@ -13,9 +13,9 @@ namespace {
 
 using Vec = float __attribute__((vector_size(MLPCORE_CPU_VECTOR_BYTES)));
 constexpr std::size_t kLanes = MLPCORE_CPU_VECTOR_BYTES / sizeof(float);
-// A micro-tile: kCpuTileUnits outputs by kTileVectors vectors of samples, 12 accumulators in registers
-// (of 16), with the 3 sample vectors and one broadcast weight.
-constexpr std::size_t kTileVectors = 3;
+// A micro-tile: kCpuTileUnits outputs by kTileVectors vectors of samples: its accumulators, one vector of
+// samples per tile vector and a broadcast weight fill the registers (3: 12 + 3 + 1 of 16; 6: 24 + 6 + 1 of 32).
+constexpr std::size_t kTileVectors = MLPCORE_CPU_TILE_VECTORS;
 constexpr std::size_t kTileRows = kTileVectors * kLanes;
 static_assert(kCpuBlockRows % kTileRows == 0);
 
@@ -66,7 +66,7 @@ void dense(const PackedCpuLayer& l, const float* x, float* y, std::size_t rows) 
 #pragma GCC unroll 16
         for (std::size_t v = 0; v < kTileVectors; ++v) acc[u][v] = Vec{} + l.bias[o + u];
       for (std::size_t i = 0; i < l.in; ++i) {
-        // The sample vectors first, then one broadcast weight at a time: 12 + 3 + 1 registers, no spill.
+        // The sample vectors first, then one broadcast weight at a time: no accumulator spills.
         Vec xv[kTileVectors];
 #pragma GCC unroll 16
         for (std::size_t v = 0; v < kTileVectors; ++v) xv[v] = load(x + i * kCpuBlockRows + r + v * kLanes);
