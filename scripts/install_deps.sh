@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
-  libeigen3-dev libgtest-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev nlohmann-json3-dev libcli11-dev
   python3 python3-numpy python3-torch libopenblas0-pthread
   # AMD code objects: clang with the AMDGPU target, its offload bundler (clang-tools), lld, llvm tools, HIP headers
   clang-19 clang-tools-19 lld-19 llvm-19 libamdhip64-dev

@@ -1,6 +1,7 @@
 #include <tuple>
 
 #include "engine/src/backend.h"
+#include "engine/src/cpu_kernels.h"
 #include "engine/src/cuda_backend.h"
 #include "engine/src/hip_backend.h"
 
@@ -37,7 +38,7 @@ std::vector<Backend> all_backends() {
                       cuda.available ? model_only<create_cuda_network>() : nullptr});
   // float32 math with float32 accumulation: relative error ~1e-6 per layer; 1e-4 leaves room for deep,
   // wide networks and for activations that amplify (exponential).
-  backends.push_back({{"cpu", "CPU reference (Eigen, float32)", true, "", 1e-4}, create_cpu_network});
+  backends.push_back({{"cpu", std::string("CPU, float32, ") + best_cpu_kernels().isa + " kernels", true, "", 1e-4}, create_cpu_network});
   // Opt-in precision variants: listed after cpu, so "auto" never picks them.
   backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 where a kernel is compiled in for the shape (tiny-cuda-nn's numerics): faster, float16-precision results",
                        cuda.available, cuda.reason, kF16AccTolerance},

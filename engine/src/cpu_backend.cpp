@@ -1,109 +1,99 @@
-// The CPU reference backend: float32 Eigen GEMMs over blocks of samples, split across threads.
-#include <Eigen/Core>
+// The cpu backend: the network packed once for the kernels of the best instruction set this CPU runs
+// (cpu_kernels.h), evaluated block by block, the blocks spread over a pool of threads kept for the
+// network's lifetime.
 #include <algorithm>
-#include <thread>
+#include <new>
 
 #include "engine/src/backend.h"
-#include "ops/activation_math.h"
+#include "engine/src/cpu_count.h"
+#include "engine/src/cpu_kernels.h"
+#include "engine/src/thread_pool.h"
 #include "ops/half_bits.h"
 
 namespace mlpcore::detail {
 namespace {
 
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-using RowMap = Eigen::Map<RowMatrix>;
+// Below this many multiply-adds a task costs more to hand to another thread than to run.
+constexpr std::size_t kMinTaskMacs = std::size_t{1} << 20;
+// Tasks per thread: a thread slowed down (by other processes) leaves its share to the others.
+constexpr std::size_t kTasksPerThread = 4;
 
-constexpr std::size_t kBlockRows = 256;         // keeps a block's activations in L2
-constexpr std::size_t kRowsPerThread = 4096;    // below this a thread costs more than it saves
-
-template <ActivationKind K>
-void activate_all(float* values, std::size_t n, float param) {
-  for (std::size_t i = 0; i < n; ++i) values[i] = ops::activate<float>(K, param, values[i]);
-}
-
-void activate_all(const Activation& act, float* values, std::size_t n) {
-  switch (act.kind) {
-    case ActivationKind::none: return;
-    case ActivationKind::relu: return activate_all<ActivationKind::relu>(values, n, act.param);
-    case ActivationKind::leaky_relu: return activate_all<ActivationKind::leaky_relu>(values, n, act.param);
-    case ActivationKind::sigmoid: return activate_all<ActivationKind::sigmoid>(values, n, act.param);
-    case ActivationKind::tanh: return activate_all<ActivationKind::tanh>(values, n, act.param);
-    case ActivationKind::softplus: return activate_all<ActivationKind::softplus>(values, n, act.param);
-    case ActivationKind::exponential: return activate_all<ActivationKind::exponential>(values, n, act.param);
-    case ActivationKind::sine: return activate_all<ActivationKind::sine>(values, n, act.param);
-    case ActivationKind::silu: return activate_all<ActivationKind::silu>(values, n, act.param);
-  }
-}
-
-class CpuNetwork final : public BackendNetwork {
+// Each thread's scratch, kept from call to call: infer allocates nothing once it has grown.
+class Scratch {
  public:
-  explicit CpuNetwork(const Model& model) {
-    for (const auto& l : model.layers) {
-      layers_.push_back({ConstRowMap(l.weight.data(), static_cast<Eigen::Index>(l.out), static_cast<Eigen::Index>(l.in)),
-                         Eigen::Map<const Eigen::RowVectorXf>(l.bias.data(), static_cast<Eigen::Index>(l.out)), l.activation});
-      widest_ = std::max(widest_, static_cast<Eigen::Index>(l.out));
+  ~Scratch() { release(); }
+  float* get(std::size_t floats) {
+    if (floats > size_) {
+      release();
+      data_ = static_cast<float*>(::operator new[](floats * sizeof(float), kAlignment));
+      size_ = floats;
     }
-  }
-
-  void infer(const IoBuffers& call) const override {
-    if (call.io == Io::f32) return infer(static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
-    // float16 buffers: widened to float32 around the float32 path.
-    const std::size_t in_dim = static_cast<std::size_t>(layers_.front().weight.cols());
-    const std::size_t out_dim = static_cast<std::size_t>(layers_.back().weight.rows());
-    const auto* in16 = static_cast<const std::uint16_t*>(call.input);
-    std::vector<float> in(call.batch * in_dim), out(call.batch * out_dim);
-    std::transform(in16, in16 + in.size(), in.begin(), ops::f16_bits_to_float);
-    infer(in.data(), out.data(), call.batch);
-    std::transform(out.begin(), out.end(), static_cast<std::uint16_t*>(call.output), ops::float_to_f16_bits);
+    return data_;
   }
 
  private:
-  void infer(const float* input, float* output, std::size_t batch) const {
-    const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t threads = std::min(hw, (batch + kRowsPerThread - 1) / kRowsPerThread);
-    if (threads <= 1) return run_rows(input, output, 0, batch);
-    std::vector<std::thread> pool;
-    const std::size_t per_thread = (batch + threads - 1) / threads;
-    for (std::size_t begin = 0; begin < batch; begin += per_thread)
-      pool.emplace_back([=, this] { run_rows(input, output, begin, std::min(batch, begin + per_thread)); });
-    for (auto& t : pool) t.join();
+  static constexpr std::align_val_t kAlignment{64};
+  void release() {
+    if (data_) ::operator delete[](data_, kAlignment);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class CpuNetwork final : public BackendNetwork {
+ public:
+  CpuNetwork(const Model& model, unsigned threads)
+      : kernels_(best_cpu_kernels()), net_(pack_cpu_network(model)), pool_(threads) {
+    in_dim_ = model.input_dim();
+    out_dim_ = model.output_dim();
+    activation_floats_ = cpu_activation_floats(net_.layers.data(), net_.layers.size());
+    std::size_t macs = 0;
+    for (const auto& l : net_.layers) macs += l.in * l.padded_out;
+    const std::size_t min_rows = std::max<std::size_t>(1, kMinTaskMacs / macs);
+    min_task_blocks_ = (min_rows + kCpuBlockRows - 1) / kCpuBlockRows;
   }
 
-  struct Dense {
-    RowMatrix weight;  // [out, in]
-    Eigen::RowVectorXf bias;
-    Activation activation;
-  };
+  void infer(const IoBuffers& call) const override {
+    const std::size_t blocks = (call.batch + kCpuBlockRows - 1) / kCpuBlockRows;
+    const std::size_t tasks = std::max<std::size_t>(1, std::min(blocks / min_task_blocks_, pool_.threads() * kTasksPerThread));
+    const std::size_t blocks_per_task = (blocks + tasks - 1) / tasks;
+    pool_.run((blocks + blocks_per_task - 1) / blocks_per_task, [&](std::size_t task) {
+      thread_local Scratch scratch;
+      float* buffers = scratch.get(2 * activation_floats_ + (call.io == Io::f16 ? kCpuBlockRows * (in_dim_ + out_dim_) : 0));
+      const std::size_t end = std::min(call.batch, (task + 1) * blocks_per_task * kCpuBlockRows);
+      for (std::size_t row = task * blocks_per_task * kCpuBlockRows; row < end; row += kCpuBlockRows)
+        run_block(call, row, std::min(kCpuBlockRows, end - row), buffers);
+    });
+  }
 
-  void run_rows(const float* input, float* output, std::size_t begin, std::size_t end) const {
-    const auto in_dim = static_cast<Eigen::Index>(layers_.front().weight.cols());
-    const auto out_dim = static_cast<Eigen::Index>(layers_.back().weight.rows());
-    RowMatrix ping(kBlockRows, widest_), pong(kBlockRows, widest_);
-    for (std::size_t row = begin; row < end; row += kBlockRows) {
-      const auto rows = static_cast<Eigen::Index>(std::min(kBlockRows, end - row));
-      ConstRowMap x(input + row * static_cast<std::size_t>(in_dim), rows, in_dim);
-      RowMatrix* current = nullptr;
-      for (std::size_t i = 0; i < layers_.size(); ++i) {
-        const Dense& l = layers_[i];
-        RowMatrix& next = current == &ping ? pong : ping;
-        auto h = next.topLeftCorner(rows, l.weight.rows());
-        if (current) h.noalias() = current->topLeftCorner(rows, l.weight.cols()) * l.weight.transpose();
-        else h.noalias() = x * l.weight.transpose();
-        h.rowwise() += l.bias;
-        for (Eigen::Index r = 0; r < rows; ++r) activate_all(l.activation, &h(r, 0), static_cast<std::size_t>(h.cols()));
-        current = &next;
-      }
-      RowMap(output + row * static_cast<std::size_t>(out_dim), rows, out_dim) = current->topLeftCorner(rows, out_dim);
+ private:
+  void run_block(const IoBuffers& call, std::size_t row, std::size_t rows, float* scratch) const {
+    if (call.io == Io::f32) {
+      kernels_.forward_block(net_.layers.data(), net_.layers.size(), static_cast<const float*>(call.input) + row * in_dim_,
+                             static_cast<float*>(call.output) + row * out_dim_, rows, scratch);
+      return;
     }
+    // float16 buffers: widened to float32 around the float32 path, a block at a time.
+    float* in = scratch + 2 * activation_floats_;
+    float* out = in + kCpuBlockRows * in_dim_;
+    const auto* in16 = static_cast<const std::uint16_t*>(call.input) + row * in_dim_;
+    std::transform(in16, in16 + rows * in_dim_, in, ops::f16_bits_to_float);
+    kernels_.forward_block(net_.layers.data(), net_.layers.size(), in, out, rows, scratch);
+    std::transform(out, out + rows * out_dim_, static_cast<std::uint16_t*>(call.output) + row * out_dim_, ops::float_to_f16_bits);
   }
 
-  std::vector<Dense> layers_;
-  Eigen::Index widest_ = 0;
+  const CpuKernels& kernels_;
+  PackedCpuNetwork net_;
+  mutable ThreadPool pool_;  // run() is safe to call concurrently
+  std::size_t in_dim_ = 0, out_dim_ = 0, activation_floats_ = 0, min_task_blocks_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model, const NetworkOptions&) { return std::make_unique<CpuNetwork>(model); }
+std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model, const NetworkOptions& options) {
+  return std::make_unique<CpuNetwork>(model, cpu_threads(options.threads));
+}
 
 }  // namespace mlpcore::detail

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""mlpcore's cpu backend vs PyTorch on the CPU, in one process: samples per second, same threads for both.
+
+    python3 bench/cpu_bench.py --lib build/engine/libmlpcore_c.so [--threads 1,2] [--batch 65536]
+
+mlpcore: the cpu backend through libmlpcore_c (mlpcore_network_infer), created with the thread count.
+PyTorch: the same weights as a float32 nn.Sequential of nn.Linear + ReLU, under torch.inference_mode, with
+torch.set_num_threads set to the same count. Each is timed with time.perf_counter, the two calls taking
+turns: the median of --repeats calls after --warmup calls each. mlpcore's output is checked against
+PyTorch's first. Prints a markdown table.
+"""
+import argparse
+import ctypes
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
+from mlpcore_export import export  # noqa: E402
+
+# input-width x hidden layers-output; hidden layers ReLU, output none.
+NETWORKS = ["32-64x4-16", "32-128x4-16", "3-64x4-1", "16-64x2-4", "64-128x3-32"]
+
+
+def parse_network(name):
+    """'32-64x4-16' -> (32, 64, 4, 16)."""
+    try:
+        inp, middle, out = name.split("-")
+        width, hidden = middle.split("x")
+        return int(inp), int(width), int(hidden), int(out)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16")
+
+
+def make_net(inp, width, hidden, out):
+    layers, prev = [], inp
+    for _ in range(hidden):
+        layers += [nn.Linear(prev, width), nn.ReLU()]
+        prev = width
+    layers.append(nn.Linear(prev, out))
+    return nn.Sequential(*layers).eval()
+
+
+def load_lib(path):
+    lib = ctypes.CDLL(path)
+    lib.mlpcore_network_create_with_options.restype = ctypes.c_void_p
+    lib.mlpcore_network_create_with_options.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_int,
+                                                        ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlpcore_network_destroy.argtypes = [ctypes.c_void_p]
+    lib.mlpcore_network_infer.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
+                                          ctypes.c_size_t]
+    return lib
+
+
+class Mlpcore:
+    def __init__(self, lib, path, threads):
+        self.lib = lib
+        err = ctypes.create_string_buffer(1024)
+        self.handle = lib.mlpcore_network_create_with_options(path.encode(), b"cpu", threads, 1, err, 1024)
+        if not self.handle:
+            raise RuntimeError(err.value.decode())
+
+    def infer(self, x, y):
+        err = ctypes.create_string_buffer(1024)
+        if self.lib.mlpcore_network_infer(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
+                                          ctypes.c_size_t(x.shape[0]), err, 1024):
+            raise RuntimeError(err.value.decode())
+
+    def __del__(self):
+        self.lib.mlpcore_network_destroy(self.handle)
+
+
+def set_openblas_threads(threads):
+    """Debian's PyTorch runs its GEMMs in OpenBLAS, whose own thread pool ignores torch.set_num_threads."""
+    names = []
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # only a library PyTorch has loaded
+            lib.openblas_set_num_threads(threads)
+            names.append(name)
+        except (OSError, AttributeError):
+            pass
+    return names
+
+
+def medians(fns, repeats, warmup):
+    """Median seconds of each function, calls taking turns so that a slow spell of the machine hits all."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, t in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
+def cpu_model():
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", required=True, help="path to libmlpcore_c.so")
+    p.add_argument("--threads", type=lambda v: [int(t) for t in v.split(",")], default=[len(os.sched_getaffinity(0))],
+                   help="comma-separated thread counts, each used by both (default: the CPUs this process may use)")
+    p.add_argument("--batch", type=int, default=65536)
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--networks", type=lambda v: [n for n in v.split(",")], default=NETWORKS,
+                   help="comma-separated shapes such as 32-64x4-16 (default: " + ",".join(NETWORKS) + ")")
+    args = p.parse_args()
+    torch.manual_seed(0)
+    lib = load_lib(args.lib)
+    tmp = tempfile.mkdtemp()
+    blas = set_openblas_threads(args.threads[0])
+    print(f"{cpu_model()}, nproc {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))} CPUs; PyTorch {torch.__version__}"
+          f"{' (OpenBLAS threads set too: ' + ', '.join(blas) + ')' if blas else ''}; "
+          f"batch {args.batch}, median of {args.repeats} after {args.warmup} warm-up", flush=True)
+    lines = ["| network | threads | mlpcore cpu samples/s | PyTorch samples/s | mlpcore / PyTorch | max rel. error vs PyTorch |",
+             "|---|---|---|---|---|---|"]
+    for name in args.networks:
+        model = make_net(*parse_network(name))
+        path = os.path.join(tmp, name + ".safetensors")
+        export(model, path)
+        x = torch.rand(args.batch, model[0].in_features) * 2 - 1
+        y = torch.empty(args.batch, model[-1].out_features)
+        for threads in args.threads:
+            torch.set_num_threads(threads)
+            set_openblas_threads(threads)
+            net = Mlpcore(lib, path, threads)
+            net.infer(x, y)
+            with torch.inference_mode():
+                ref = model(x)
+                error = ((y - ref).abs() / ref.abs().clamp(min=1)).max().item()
+
+                def pytorch():
+                    model(x)
+                mlpcore_s, torch_s = medians([lambda: net.infer(x, y), pytorch], args.repeats, args.warmup)
+            del net
+            lines.append(f"| {name} | {threads} | {args.batch / mlpcore_s / 1e6:.2f} M | {args.batch / torch_s / 1e6:.2f} M | "
+                         f"{torch_s / mlpcore_s:.2f}× | {error:.1e} |")
+            print(lines[-1], flush=True)
+    print()
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
