@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   for (auto* command : {run, verify, bench}) {
     command->add_option("--backend,-b", options.backend, "Backend name, or 'auto': the first available one that can run the model");
     command->add_option("--threads,-t", options.threads, "Threads for the cpu backend (default: MLPCORE_NUM_THREADS, else the CPUs this process may use)")
-        ->check(CLI::Range(1u, 4096u));
+        ->check(CLI::Range(1u, kMaxCpuThreads));
     command->add_flag("--quiet,-q", quiet, "No notices on stderr (which backend 'auto' passed over, samples run)");
   }
 
@@ -194,8 +194,8 @@ int main(int argc, char** argv) {
     if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup);
     if (*backends) status = cmd_backends();
     // Text on stdout may sit in its buffer until now: a full disk or closed pipe is an error, not exit 0.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout))
-      throw Error(ErrorCode::io, "standard output", "", std::string("write failed: ") + std::strerror(errno));
+    if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "standard output", "", std::string("write failed: ") + std::strerror(errno));
+    if (std::ferror(stdout)) throw Error(ErrorCode::io, "standard output", "", "write failed");
     return status;
   } catch (const mlpcore::Error& e) {
     std::fprintf(stderr, "mlpcore: error: %s\n", e.what());

@@ -157,6 +157,25 @@ TEST(Cli, RunChecksEveryWriteAndNeverOverwritesItsInputs) {
   EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.NPY"));
   expect_matches_reference(load_model(heart), read_npy(dir / "in.npy"), read_npy(dir / "target.npy"));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 4) << "no temporary file is left";
+
+  // A link to a file not there yet: the file is made, the link stays. A replaced file keeps its permissions.
+  std::filesystem::create_symlink(dir / "new.txt", dir / "dangling.txt");
+  ASSERT_EQ(run_command(cli("run " + heart + " -i " + in + " -o " + (dir / "dangling.txt").string())).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "dangling.txt"));
+  expect_matches_reference(load_model(heart), read_npy(dir / "in.npy"), read_matrix(dir / "new.txt"));
+  std::filesystem::permissions(dir / "new.txt", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                                    std::filesystem::perms::group_read);
+  ASSERT_EQ(run_command(cli("run " + heart + " -i " + in + " -o " + (dir / "new.txt").string())).exit_code, 0);
+  EXPECT_EQ(std::filesystem::status(dir / "new.txt").permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write | std::filesystem::perms::group_read);
+
+  // -o /dev/stdout into a file opened for appending: the values land after what was there.
+  std::ofstream(dir / "log.txt") << "header\n";
+  const auto appended = run_command("(" + cli("run " + heart + " -i " + in + " --quiet -o /dev/stdout") + " >> " + (dir / "log.txt").string() + ")");
+  ASSERT_EQ(appended.exit_code, 0) << appended.output;
+  const std::string log = read_text(dir / "log.txt");
+  ASSERT_TRUE(log.starts_with("header\n")) << log;
+  expect_matches_reference(load_model(heart), read_npy(dir / "in.npy"), parse_text(log.substr(7), "log"));
 }
 
 TEST(Cli, QuietRunPrintsOnlyTheValues) {

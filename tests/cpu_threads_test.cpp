@@ -1,6 +1,10 @@
 // The cpu backend's thread count (cgroup quota files, MLPCORE_NUM_THREADS, NetworkOptions::threads), its
 // thread pool, and its kernels for each instruction set, against the float64 reference.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <sched.h>
 
 #include <atomic>
@@ -31,11 +35,21 @@ void expect_error(ErrorCode code, const std::vector<std::string>& needles, F&& f
   }
 }
 
-// Sets MLPCORE_NUM_THREADS for one scope.
+// Sets (or, with nullptr, unsets) MLPCORE_NUM_THREADS for one scope and restores what it was.
 class NumThreadsEnv {
  public:
-  explicit NumThreadsEnv(const char* value) { ::setenv("MLPCORE_NUM_THREADS", value, 1); }
-  ~NumThreadsEnv() { ::unsetenv("MLPCORE_NUM_THREADS"); }
+  explicit NumThreadsEnv(const char* value) {
+    if (const char* was = std::getenv("MLPCORE_NUM_THREADS")) saved_ = was;
+    if (value) ::setenv("MLPCORE_NUM_THREADS", value, 1);
+    else ::unsetenv("MLPCORE_NUM_THREADS");
+  }
+  ~NumThreadsEnv() {
+    if (saved_) ::setenv("MLPCORE_NUM_THREADS", saved_->c_str(), 1);
+    else ::unsetenv("MLPCORE_NUM_THREADS");
+  }
+
+ private:
+  std::optional<std::string> saved_;
 };
 
 // 32 -> 64 x4 (relu) -> 16 and the like: the benchmark shapes.
@@ -87,7 +101,7 @@ TEST(CpuCount, AvailableCpusAreWithinTheAffinityMask) {
 }
 
 TEST(CpuCount, NumThreadsEnvironmentVariable) {
-  ::unsetenv("MLPCORE_NUM_THREADS");
+  const NumThreadsEnv unset(nullptr);
   EXPECT_EQ(detail::cpu_threads(0), detail::available_cpus());
   {
     const NumThreadsEnv env("3");
@@ -114,8 +128,8 @@ TEST(CpuCount, InvalidThreadCountsFailNetworkConstruction) {
   }
   NetworkOptions options;
   options.backend = "cpu";
-  options.threads = detail::kMaxCpuThreads + 1;
-  expect_error(ErrorCode::invalid_argument, {"threads", std::to_string(detail::kMaxCpuThreads + 1)}, [&] { Network(model, options); });
+  options.threads = kMaxCpuThreads + 1;
+  expect_error(ErrorCode::invalid_argument, {"threads", std::to_string(kMaxCpuThreads + 1)}, [&] { Network(model, options); });
 }
 
 TEST(CpuThreadPool, RunsEveryIndexOnceFromConcurrentCallers) {

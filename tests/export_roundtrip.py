@@ -32,7 +32,9 @@ def check_rejections():
     for bad, needle in [(nn.Sequential(nn.Linear(2, 2), nn.GELU()), "GELU is not supported"),
                         (nn.Sequential(nn.ReLU(), nn.Linear(2, 2)), "must directly follow an nn.Linear"),
                         (nn.Sequential(nn.Linear(2, 3), nn.Linear(4, 1)), "takes 4 inputs"),
-                        (nn.Sequential(nn.Linear(2, 2)), "dtype 'F8'")]:
+                        (nn.Sequential(nn.Linear(2, 2)), "dtype 'F8'"),
+                        (nn.Sequential(nn.Linear(2, 2), nn.Softplus(beta=1e5)), "beta 100000.0 is outside"),
+                        (nn.Sequential(nn.Linear(2, 2), nn.LeakyReLU(2000.0)), "alpha 2000.0 is outside")]:
         try:
             export(bad, os.devnull, dtype="F8" if needle.startswith("dtype") else "F32")
         except ValueError as e:
@@ -42,7 +44,7 @@ def check_rejections():
 
 
 def check_metadata_rejections():
-    for metadata, error, needle in [({1: "x"}, TypeError, "keys must be strings"), ({"a": object()}, TypeError, "cannot be stored"),
+    for metadata, error, needle in [({1: "x"}, TypeError, "keys must be strings"), ({"a": object()}, TypeError, "cannot be stored"), ({"a": [object()]}, TypeError, "'a'"),
                                     ({"a": float("nan")}, ValueError, "'a'"), ({"mlpcore": "{}"}, ValueError, "reserved")]:
         try:
             export(nn.Sequential(nn.Linear(2, 2)), os.devnull, metadata=metadata)

@@ -5,10 +5,9 @@
 #include <optional>
 #include <string_view>
 
-namespace mlpcore::detail {
+#include "mlpcore/network.h"  // kMaxCpuThreads
 
-// The most threads NetworkOptions::threads or MLPCORE_NUM_THREADS may ask for.
-inline constexpr unsigned kMaxCpuThreads = 1024;
+namespace mlpcore::detail {
 
 // CPUs granted by a cgroup v2 cpu.max file ("$QUOTA $PERIOD" or "max $PERIOD"): quota / period rounded
 // up; nullopt when unlimited or malformed.

@@ -11,9 +11,11 @@ namespace mlpcore {
 // block forever) and oversized files before allocating; errors name the path.
 std::vector<std::byte> read_file(const std::filesystem::path& path, std::uint64_t max_bytes);
 
-// Writes a regular file (new, or through a symbolic link the file it names) to "<file>.tmp-<pid>" and
-// renames that over it, so an existing file survives any failure and keeps its permissions. A device or
-// pipe (/dev/stdout, /dev/full) is written in place. Every write is checked: errors name the path and why.
+// Writes a regular file (new, or through symbolic links the file they name) to a unique temporary file
+// beside it, synced, and renames that over it: an existing file survives any failure and keeps its
+// permissions; a file this process may not write is refused. A device or pipe (/dev/full, a FIFO) is
+// written in place, and the process's own descriptors (/dev/stdout, /dev/fd/N) are written directly.
+// Every write is checked: errors name the path and why.
 void write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes);
 
 }  // namespace mlpcore

@@ -30,12 +30,12 @@ struct PackedNetwork {
   int max_tiles = 0;  // the kernel variant: 1, 2, 4 or 8 tiles of 16 per layer
 };
 
-// The fused kernel variant for a model: the widest padded layer in tiles, rounded up to 1, 2, 4 or 8.
 // Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
 // weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
 // operand), and with float16 accumulation the last layer's bias too.
 void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
+// The fused kernel variant for a model: the widest padded layer in tiles, rounded up to 1, 2, 4 or 8.
 // Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth.
 int fused_tile_variant(const Model& model, const char* backend);
 
@@ -98,11 +98,6 @@ void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
         }
       }
 }
-
-// Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
-// weight beyond +-65504, a hidden layer's bias beyond it (its sum becomes the next layer's float16
-// operand), and with float16 accumulation the last layer's bias too.
-void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
 template <class Tile>
 PackedNetwork pack_network(const Model& model, const char* backend) {

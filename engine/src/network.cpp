@@ -57,8 +57,9 @@ Network::Network(const Model& model, const NetworkOptions& options) {
     try {
       impl_ = b.create(model, options);
     } catch (const Error& e) {
-      // "auto" goes on to the next backend when this one cannot run the model; cpu runs every valid model.
-      if (!automatic || e.code() != ErrorCode::unsupported_model) throw;
+      // "auto" goes on to the next backend when this one cannot run the model, or its device failed to
+      // take it (out of memory, a module that does not load); cpu runs every valid model.
+      if (!automatic || (e.code() != ErrorCode::unsupported_model && e.code() != ErrorCode::device)) throw;
       passed.cannot_run += "; " + b.info.name + " cannot run this model (" + e.what() + ")";
       continue;
     }

@@ -5,10 +5,17 @@
 namespace mlpcore::detail {
 
 ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (...) {
+    stop();  // the destructor does not run for a half-built pool: join what started
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop(); }
+
+void ThreadPool::stop() {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;

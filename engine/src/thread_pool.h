@@ -37,6 +37,7 @@ class ThreadPool {
   };
 
   void work();
+  void stop();  // wakes and joins every worker
   // Takes the next index of `loop` (the lock held); the loop leaves the queue with its last index.
   std::size_t claim(Loop& loop);
   // Runs one index without the lock, then counts it done under it.

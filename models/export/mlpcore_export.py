@@ -33,18 +33,29 @@ class Exponential(nn.Module):
         return torch.exp(x)
 
 
+# The parameter ranges the loader accepts (models/FORMAT.md).
+PARAM_RANGES = {"alpha": (-1e3, 1e3), "beta": (1e-3, 1e4)}
+
+
+def _param(where, name, value):
+    low, high = PARAM_RANGES[name]
+    if not low <= float(value) <= high:
+        raise ValueError(f"{where}: {name} {value} is outside mlpcore's supported range [{low:g}, {high:g}]")
+    return float(value)
+
+
 def _activation_of(module, where):
     if isinstance(module, nn.ReLU):
         return "relu"
     if isinstance(module, nn.LeakyReLU):
-        return {"name": "leaky_relu", "alpha": float(module.negative_slope)}
+        return {"name": "leaky_relu", "alpha": _param(where, "alpha", module.negative_slope)}
     if isinstance(module, nn.Sigmoid):
         return "sigmoid"
     if isinstance(module, nn.Tanh):
         return "tanh"
     if isinstance(module, nn.Softplus):
         # mlpcore's softplus has no threshold; PyTorch's default (20) changes results by < 2e-9 / beta.
-        return {"name": "softplus", "beta": float(module.beta)}
+        return {"name": "softplus", "beta": _param(where, "beta", module.beta)}
     if isinstance(module, nn.SiLU):
         return "silu"
     if isinstance(module, Sine):
@@ -127,7 +138,9 @@ def _string_metadata(metadata):
         elif value is None or isinstance(value, (bool, int, float, list, dict)):
             try:
                 out[key] = json.dumps(value, allow_nan=False)
-            except (TypeError, ValueError) as e:
+            except TypeError as e:
+                raise TypeError(f"metadata {key!r}: {e}") from None
+            except ValueError as e:
                 raise ValueError(f"metadata {key!r}: {e}") from None
         else:
             raise TypeError(f"metadata {key!r}: {type(value).__name__} cannot be stored (use str, int, float, bool, list or dict)")

@@ -25,12 +25,16 @@ struct BackendInfo {
 
 // Every backend mlpcore knows, available here or not, in order of preference.
 std::vector<BackendInfo> list_backends();
-// The name "auto" resolves to this: the most preferred available backend.
+// The most preferred available backend: what "auto" takes for a model every backend can run (for other
+// models "auto" moves on to the next one that can, see NetworkOptions::backend).
 std::string default_backend();
 
 namespace detail {
 class BackendNetwork;
 }
+
+// The most threads the cpu backend takes (NetworkOptions::threads, MLPCORE_NUM_THREADS, --threads).
+inline constexpr unsigned kMaxCpuThreads = 1024;
 
 // How a Network is built. The defaults are what Network(model) does.
 struct NetworkOptions {
