@@ -29,7 +29,7 @@ else()
 endif()
 message(STATUS "mlpcore: AMD code objects for ${MLPCORE_AMDGPU_TARGETS} with ${MLPCORE_HIP_CLANG} ${_device_lib_flags}")
 
-# mlpcore_add_code_objects(<target> <source.hip>): one <name>_<arch>.co per architecture in the target's
+# mlpcore_add_code_objects(<target> <device source>): one <name>_<arch>.co per architecture in the target's
 # binary folder, rebuilt when the source or any header it includes changes.
 function(mlpcore_add_code_objects target source)
   get_filename_component(name ${source} NAME_WE)
@@ -51,7 +51,7 @@ function(mlpcore_add_code_objects target source)
   add_custom_target(${target} ALL DEPENDS ${outputs})
 endfunction()
 
-# mlpcore_embed_code_objects(<source.hip> <generated.cpp>): builds the source for every architecture and
+# mlpcore_embed_code_objects(<device source> <generated.cpp>): builds the source for every architecture and
 # writes the objects into <generated.cpp> as byte arrays (engine/src/code_objects.h).
 function(mlpcore_embed_code_objects source generated)
   get_filename_component(name ${source} NAME_WE)

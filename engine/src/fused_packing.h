@@ -128,11 +128,11 @@ Error no_device_view_with_f16_accumulation(const std::string& backend);
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
 // Whether backends cuda-f16acc and emu-nvidia-f16acc accumulate the model in float16: only where a
-// fixed-shape kernel exists. The run-time-shaped kernels were slower with it (ops/fused_mlp_kernels.hip),
+// fixed-shape kernel exists. The run-time-shaped kernels were slower with it (ops/fused_mlp_kernels.gpu.cpp),
 // so other shapes keep float32 accumulation.
 bool has_f16_accumulation_kernel(const Model& model);
 
-// The kernel of ops/fused_mlp_kernels.hip to run the model with: its fixed-shape kernel where one
+// The kernel of ops/fused_mlp_kernels.gpu.cpp to run the model with: its fixed-shape kernel where one
 // exists, else the run-time-shaped variant for p.max_tiles; "_f16acc" appended for float16 accumulation.
 std::string fused_kernel_name(const Model& model, const PackedNetwork& p);
 // What that kernel's name gets for its float16-I/O twin ("_f16"), or "" for float32.

@@ -1,4 +1,4 @@
-// The user-style device-API kernel as real code objects, for tests/amd/code_object_test.cpp.
+// The user-style device-API kernel as real code objects, for tests/device/code_object_test.cpp.
 #include "ops/native_tile.h"
 #include "tests/kernels/sdf_device_kernels.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Test kernels written against the tile interface: built for the wave emulator (tests/amd) and as real
+// Test kernels written against the tile interface: built for the wave emulator (tests/device) and as real
 // code objects for each GPU architecture (tests/kernels/tile_kernels.hip).
 #include "tests/kernels/tile_test_ops.h"
 

@@ -1,4 +1,4 @@
-// The tile test kernels as real code objects, one per architecture, for tests/amd/code_object_test.cpp.
+// The tile test kernels as real code objects, one per architecture, for tests/device/code_object_test.cpp.
 #include "ops/native_tile.h"
 #include "tests/kernels/tile_kernels.h"
 

@@ -10,7 +10,7 @@
 #include "ops/tile_mma_sm80.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
-#include "tests/amd/rounding.h"
+#include "tests/device/rounding.h"
 #include "tests/kernels/tile_kernels.h"
 
 namespace mlpcore::test_kernels {

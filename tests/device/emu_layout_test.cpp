@@ -10,7 +10,7 @@
 #include "ops/emu/amd_instructions.h"
 #include "ops/emu/wave_emulator.h"
 #include "ops/half_bits.h"
-#include "tests/amd/layout_reference.h"
+#include "tests/device/layout_reference.h"
 
 namespace mlpcore::emu::amd {
 namespace {

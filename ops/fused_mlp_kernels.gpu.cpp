@@ -1,4 +1,5 @@
-// The fused MLP kernels as code objects, one per architecture: mlpcore_mlp_t<N> keeps up to N tiles of
+// The fused MLP kernels, one source for both vendors: built as HIP code objects (one per AMD architecture,
+// cmake/MlpcoreAmdgpu.cmake) and as the CUDA fat binary (cmake/MlpcoreCuda.cmake). mlpcore_mlp_t<N> keeps up to N tiles of
 // 16 per layer (widths up to 16 N) in registers; mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h
 // compiled in. Each reads and writes float32; the same kernel with the suffix _f16 reads and writes
 // float16. Where the tile family can accumulate in float16 (ops/native_tile.h), every fixed-shape kernel

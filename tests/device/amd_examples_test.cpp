@@ -4,7 +4,7 @@
 #include <random>
 
 #include "ops/half_bits.h"
-#include "tests/amd/rounding.h"
+#include "tests/device/rounding.h"
 #include "tests/kernels/amd_examples.h"
 
 namespace mlpcore::test_kernels {

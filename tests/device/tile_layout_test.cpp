@@ -4,7 +4,7 @@
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
-#include "tests/amd/layout_reference.h"
+#include "tests/device/layout_reference.h"
 
 namespace mlpcore::ops {
 namespace {
