@@ -82,6 +82,14 @@ TEST(CpuCount, Cgroup2CpuMax) {
     EXPECT_EQ(detail::cpus_from_cgroup2_cpu_max(bad), std::nullopt) << "'" << bad << "'";
 }
 
+TEST(CpuCount, Cgroup2PathOfTheProcess) {
+  EXPECT_EQ(detail::cgroup2_path("0::/user.slice/user-0.slice/session-3.scope\n"), "/user.slice/user-0.slice/session-3.scope");
+  EXPECT_EQ(detail::cgroup2_path("12:cpu,cpuacct:/docker/abc\n1:name=systemd:/x\n0::/system.slice/x.service\n"), "/system.slice/x.service");
+  EXPECT_EQ(detail::cgroup2_path("0::/\n"), "/");
+  for (const char* none : {"", "12:cpu,cpuacct:/docker/abc\n", "0::\n", "1::/x\n"})
+    EXPECT_EQ(detail::cgroup2_path(none), std::nullopt) << "'" << none << "'";
+}
+
 TEST(CpuCount, Cgroup1CfsQuota) {
   EXPECT_EQ(detail::cpus_from_cgroup1_cfs("-1\n", "100000\n"), std::nullopt);
   EXPECT_EQ(detail::cpus_from_cgroup1_cfs("300000\n", "100000\n"), 3u);

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -57,8 +58,24 @@ unsigned affinity_cpus() {
   return 1;
 }
 
+// cgroup v2: the process's own cgroup and every one above it may set a quota; the smallest applies.
+std::optional<unsigned> cgroup2_cpus() {
+  const auto self = read_small_file("/proc/self/cgroup");
+  std::filesystem::path dir = "/sys/fs/cgroup";
+  if (const auto own = self ? cgroup2_path(*self) : std::nullopt; own && *own != "/") dir += *own;
+  std::optional<unsigned> cpus;
+  for (bool found_any = false;; dir = dir.parent_path()) {
+    if (const auto max = read_small_file((dir / "cpu.max").c_str())) {
+      found_any = true;
+      if (const auto here = cpus_from_cgroup2_cpu_max(*max)) cpus = cpus ? std::min(*cpus, *here) : *here;
+    }
+    if (dir == "/sys/fs/cgroup" || dir == dir.parent_path()) return found_any ? cpus : std::nullopt;
+  }
+}
+
 std::optional<unsigned> cgroup_cpus() {
-  if (const auto v2 = read_small_file("/sys/fs/cgroup/cpu.max")) return cpus_from_cgroup2_cpu_max(*v2);
+  if (const auto v2 = cgroup2_cpus()) return v2;
+  if (std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers")) return std::nullopt;  // v2, no quota
   for (const char* dir : {"/sys/fs/cgroup/cpu/", "/sys/fs/cgroup/cpu,cpuacct/"}) {
     const auto quota = read_small_file((std::string(dir) + "cpu.cfs_quota_us").c_str());
     const auto period = read_small_file((std::string(dir) + "cpu.cfs_period_us").c_str());
@@ -68,6 +85,17 @@ std::optional<unsigned> cgroup_cpus() {
 }
 
 }  // namespace
+
+std::optional<std::string> cgroup2_path(std::string_view proc_self_cgroup) {
+  while (!proc_self_cgroup.empty()) {
+    const auto eol = proc_self_cgroup.find('\n');
+    const std::string_view line = proc_self_cgroup.substr(0, eol);
+    if (line.starts_with("0::/")) return std::string(trim(line.substr(3)));
+    if (eol == std::string_view::npos) break;
+    proc_self_cgroup.remove_prefix(eol + 1);
+  }
+  return std::nullopt;
+}
 
 std::optional<unsigned> cpus_from_cgroup2_cpu_max(std::string_view contents) {
   contents = trim(contents);

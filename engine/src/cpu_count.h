@@ -3,12 +3,16 @@
 // this process may really use (its affinity mask and its cgroup's CPU quota, which containers set and
 // std::thread::hardware_concurrency() ignores).
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "mlpcore/network.h"  // kMaxCpuThreads
 
 namespace mlpcore::detail {
 
+// The process's cgroup v2 path ("/user.slice/x.scope") from /proc/self/cgroup's "0::" line; nullopt
+// without one (cgroup v1 only).
+std::optional<std::string> cgroup2_path(std::string_view proc_self_cgroup);
 // CPUs granted by a cgroup v2 cpu.max file ("$QUOTA $PERIOD" or "max $PERIOD"): quota / period rounded
 // up; nullopt when unlimited or malformed.
 std::optional<unsigned> cpus_from_cgroup2_cpu_max(std::string_view contents);
