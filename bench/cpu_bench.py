@@ -31,32 +31,13 @@ if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import torch  # noqa: E402
-from torch import nn  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
 from mlpcore_export import export  # noqa: E402
+from bench_networks import make_net, parse_network  # noqa: E402
 
 # input-width x hidden layers-output; hidden layers ReLU, output none.
-NETWORKS = ["32-64x4-16", "32-128x4-16", "3-64x4-1", "16-64x2-4", "64-128x3-32"]
-
-
-def parse_network(name):
-    """'32-64x4-16' -> (32, 64, 4, 16)."""
-    try:
-        inp, middle, out = name.split("-")
-        width, hidden = middle.split("x")
-        return int(inp), int(width), int(hidden), int(out)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16")
-
-
-def make_net(inp, width, hidden, out):
-    layers, prev = [], inp
-    for _ in range(hidden):
-        layers += [nn.Linear(prev, width), nn.ReLU()]
-        prev = width
-    layers.append(nn.Linear(prev, out))
-    return nn.Sequential(*layers).eval()
+NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "3-64x4-1", "16-64x2-4", "64-128x3-32")]
 
 
 def load_lib(path):
@@ -133,8 +114,8 @@ def main():
     p.add_argument("--batch", type=int, default=65536)
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--networks", type=lambda v: [n for n in v.split(",")], default=NETWORKS,
-                   help="comma-separated shapes such as 32-64x4-16 (default: " + ",".join(NETWORKS) + ")")
+    p.add_argument("--networks", type=lambda v: [parse_network(n) for n in v.split(",")], default=NETWORKS,
+                   help="comma-separated shapes such as 32-64x4-16 (default: " + ",".join(n[0] for n in NETWORKS) + ")")
     args = p.parse_args()
     torch.manual_seed(0)
     lib = load_lib(args.lib)
@@ -145,8 +126,8 @@ def main():
           f"batch {args.batch}, median of {args.repeats} after {args.warmup} warm-up", flush=True)
     lines = ["| network | threads | mlpcore cpu samples/s | PyTorch samples/s | mlpcore / PyTorch | max rel. error vs PyTorch |",
              "|---|---|---|---|---|---|"]
-    for name in args.networks:
-        model = make_net(*parse_network(name))
+    for name, inp, width, hidden, out in args.networks:
+        model = make_net(inp, width, hidden, out)
         path = os.path.join(tmp, name + ".safetensors")
         export(model, path)
         x = torch.rand(args.batch, model[0].in_features) * 2 - 1

@@ -17,31 +17,12 @@ import sys
 import tempfile
 
 import torch
-from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
 from mlpcore_export import export  # noqa: E402
+from bench_networks import make_net, parse_network  # noqa: E402
 
-NETWORKS = [("32-64x4-16", 32, 64, 4, 16), ("32-128x4-16", 32, 128, 4, 16), ("16-64x2-4", 16, 64, 2, 4), ("3-64x4-1", 3, 64, 4, 1)]
-
-
-def parse_network(name):
-    """'32-64x4-16' (input, width x hidden layers, output) -> (name, 32, 64, 4, 16)."""
-    try:
-        inp, middle, out = name.split("-")
-        width, hidden = middle.split("x")
-        return (name, int(inp), int(width), int(hidden), int(out))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16")
-
-
-def make_net(inp, width, hidden, out):
-    layers, prev = [], inp
-    for _ in range(hidden):
-        layers += [nn.Linear(prev, width), nn.ReLU()]
-        prev = width
-    layers.append(nn.Linear(prev, out))
-    return nn.Sequential(*layers)
+NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "16-64x2-4", "3-64x4-1")]
 
 
 class Mlpcore:
