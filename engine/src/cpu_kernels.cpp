@@ -4,11 +4,31 @@
 
 namespace mlpcore::detail {
 
-extern const CpuKernels kGenericCpuKernels;
+// Each instruction set's kernel (cpu_kernels_<isa>.cpp). The tables naming them live here, with internal
+// linkage: a program that links the static library and libmlpcore_c.so then holds no global twice.
+#define MLPCORE_CPU_FORWARD_BLOCK(isa)                                                                     \
+  namespace isa {                                                                                          \
+  void forward_block(const PackedCpuLayer* layers, std::size_t count, const float* input, float* output, \
+                     std::size_t rows, float* scratch);                                                    \
+  }
+MLPCORE_CPU_FORWARD_BLOCK(generic)
 #if MLPCORE_CPU_X86_64
-extern const CpuKernels kAvx2FmaCpuKernels;
-extern const CpuKernels kAvx512CpuKernels;
+MLPCORE_CPU_FORWARD_BLOCK(avx2_fma)
+MLPCORE_CPU_FORWARD_BLOCK(avx512)
 #endif
+#undef MLPCORE_CPU_FORWARD_BLOCK
+
+namespace {
+#if defined(__x86_64__)
+constexpr CpuKernels kGenericCpuKernels = {"SSE2", generic::forward_block};
+#else
+constexpr CpuKernels kGenericCpuKernels = {"portable", generic::forward_block};
+#endif
+#if MLPCORE_CPU_X86_64
+constexpr CpuKernels kAvx2FmaCpuKernels = {"AVX2+FMA", avx2_fma::forward_block};
+constexpr CpuKernels kAvx512CpuKernels = {"AVX-512", avx512::forward_block};
+#endif
+}  // namespace
 
 PackedCpuNetwork pack_cpu_network(const Model& model) {
   PackedCpuNetwork net;

@@ -5,7 +5,3 @@
 #define MLPCORE_CPU_TILE_VECTORS 3
 #include "engine/src/cpu_kernels_impl.h"
 
-namespace mlpcore::detail {
-extern const CpuKernels kAvx2FmaCpuKernels;
-const CpuKernels kAvx2FmaCpuKernels = {"AVX2+FMA", avx2_fma::forward_block};
-}  // namespace mlpcore::detail

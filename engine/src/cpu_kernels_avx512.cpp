@@ -5,7 +5,3 @@
 #define MLPCORE_CPU_TILE_VECTORS 6
 #include "engine/src/cpu_kernels_impl.h"
 
-namespace mlpcore::detail {
-extern const CpuKernels kAvx512CpuKernels;
-const CpuKernels kAvx512CpuKernels = {"AVX-512", avx512::forward_block};
-}  // namespace mlpcore::detail

@@ -4,11 +4,3 @@
 #define MLPCORE_CPU_TILE_VECTORS 3
 #include "engine/src/cpu_kernels_impl.h"
 
-namespace mlpcore::detail {
-extern const CpuKernels kGenericCpuKernels;
-#if defined(__x86_64__)
-const CpuKernels kGenericCpuKernels = {"SSE2", generic::forward_block};
-#else
-const CpuKernels kGenericCpuKernels = {"portable", generic::forward_block};
-#endif
-}  // namespace mlpcore::detail
