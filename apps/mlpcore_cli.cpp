@@ -121,6 +121,7 @@ int cmd_bench(const std::string& model_path, const NetworkOptions& options, std:
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   std::printf("backend %s, batch %zu, %d warm-up + %d timed runs\n", net.backend().name.c_str(), batch, warmup, repeats);
+  std::printf("kernel: %s\n", net.kernel().c_str());
   std::printf("median %.6f s (min %.6f, max %.6f): %.4g samples/s\n", median, seconds.front(), seconds.back(),
               static_cast<double>(batch) / median);
   return 0;
@@ -173,7 +174,17 @@ int main(int argc, char** argv) {
 
   auto* backends = app.add_subcommand("backends", "List backends and why unavailable ones cannot run here");
 
+  std::string target, kernels_path, compile_backend = "cuda";
+  auto* compile = app.add_subcommand("compile", "Compile a model's specialized kernels ahead of time, for machines without NVRTC (load with --kernels)");
+  compile->add_option("model", model_path, "Model file (.safetensors)")->required();
+  compile->add_option("--target", target, "GPU to compile for: sm_80, sm_86, sm_89, sm_90, ...")->required();
+  compile->add_option("--backend,-b", compile_backend, "cuda (float32 accumulation) or cuda-f16acc")->capture_default_str();
+  compile->add_option("--output,-o", kernels_path, "Kernel file to write")->required();
+
   for (auto* command : {run, verify, bench}) {
+    command->add_option("--kernels", options.kernels_file, "Kernel file from `mlpcore compile` for this model and GPU, used instead of compiling");
+    command->add_option("--kernel-cache", options.kernel_cache, "Compiled-kernel cache directory, or 'off' (default: MLPCORE_KERNEL_CACHE, else ~/.cache/mlpcore/kernels)");
+    command->add_flag("--no-specialize{false}", options.specialize, "Run the kernels built into mlpcore instead of compiling one for the model");
     command->add_option("--backend,-b", options.backend, "Backend name, or 'auto': the first available one that can run the model");
     command->add_option("--threads,-t", options.threads, "Threads for the cpu backend (default: MLPCORE_NUM_THREADS, else the CPUs this process may use)")
         ->check(CLI::Range(1u, kMaxCpuThreads));
@@ -193,6 +204,11 @@ int main(int argc, char** argv) {
     if (*verify) status = cmd_verify(model_path, options, verify_batch, seed);
     if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup);
     if (*backends) status = cmd_backends();
+    if (*compile) {
+      refuse_overwriting(kernels_path, {model_path});
+      std::printf("%s\nwritten to %s\n", compile_kernels(load_model(model_path), compile_backend, target, kernels_path).c_str(), kernels_path.c_str());
+      status = 0;
+    }
     // Text on stdout may sit in its buffer until now: a full disk or closed pipe is an error, not exit 0.
     if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "standard output", "", std::string("write failed: ") + std::strerror(errno));
     if (std::ferror(stdout)) throw Error(ErrorCode::io, "standard output", "", "write failed");

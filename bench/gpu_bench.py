@@ -5,9 +5,13 @@
 
 mlpcore: each of --backends (default cuda, and cuda-f16acc: float16 accumulation; hip on AMD) through
 libmlpcore_c's enqueue on PyTorch's current stream, float32 in and out, and float16 in and out
-(enqueue_f16). PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA
-graph (its best case), fp16 in and out. Both are timed with CUDA events: the median of --repeats calls
-after warm-up. The same run measures two ceilings: device-to-device copy bandwidth and a large fp16
+(enqueue_f16). A backend named with "+builtin" (cuda+builtin) runs only the kernels built into mlpcore,
+not one specialized for the network: the fallback on machines without NVRTC. The time to build each
+network is printed: its kernel compiled by NVRTC into a fresh cache, then loaded from that cache.
+PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA graph (its
+best case), fp16 in and out. Both are timed with CUDA events: the median of --repeats calls
+after warm-up, each call a CUDA graph of max(1, 2^20 / batch) launches, so that Python's launch overhead
+does not count. The same run measures two ceilings: device-to-device copy bandwidth and a large fp16
 GEMM. Every mlpcore result is checked against PyTorch's float32 forward pass first.
 """
 import argparse
@@ -15,6 +19,7 @@ import ctypes
 import os
 import sys
 import tempfile
+import time
 
 import torch
 
@@ -26,13 +31,19 @@ NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "16-64x2-4",
 
 
 class Mlpcore:
-    def __init__(self, lib, path, backend):
+    def __init__(self, lib, path, backend, kernel_cache=None):
+        """backend: a backend's name, with "+builtin" for its built-in kernels only."""
         self.lib = lib
-        err = ctypes.create_string_buffer(1024)
-        self.handle = lib.mlpcore_network_create(path.encode(), backend.encode(), err, 1024)
+        err = ctypes.create_string_buffer(4096)
+        name, builtin = backend.removesuffix("+builtin"), backend.endswith("+builtin")
+        start = time.perf_counter()
+        self.handle = lib.mlpcore_network_create_with_kernels(path.encode(), name.encode(), 1, 0 if builtin else 1,
+                                                              kernel_cache.encode() if kernel_cache else None, None, err, 4096)
+        self.seconds = time.perf_counter() - start
         if not self.handle:
             raise RuntimeError(err.value.decode())
         self.backend = lib.mlpcore_network_backend(self.handle).decode()
+        self.kernel = lib.mlpcore_network_kernel(self.handle).decode()
 
     def enqueue(self, x, y):
         """float32 or float16 tensors (both the same type)."""
@@ -52,8 +63,12 @@ def load_lib(path):
     lib.mlpcore_network_create.restype = ctypes.c_void_p
     lib.mlpcore_network_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlpcore_network_destroy.argtypes = [ctypes.c_void_p]
-    lib.mlpcore_network_backend.restype = ctypes.c_char_p
-    lib.mlpcore_network_backend.argtypes = [ctypes.c_void_p]
+    lib.mlpcore_network_create_with_kernels.restype = ctypes.c_void_p
+    lib.mlpcore_network_create_with_kernels.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                                        ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    for f in (lib.mlpcore_network_backend, lib.mlpcore_network_kernel):
+        f.restype = ctypes.c_char_p
+        f.argtypes = [ctypes.c_void_p]
     for f in (lib.mlpcore_network_enqueue, lib.mlpcore_network_enqueue_f16):
         f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     return lib
@@ -74,7 +89,23 @@ def time_ms(fn, repeats, warmup=3):
     return times[len(times) // 2]
 
 
-def torch_graph(model16, x16):
+def graph_of(fn, calls):
+    """`calls` calls of fn captured in one CUDA graph. Replaying it times the GPU's work: a Python call
+    through ctypes takes longer to launch (10-20 us) than a kernel on 2^16 samples runs, which a
+    renderer launching from C++ does not pay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
+def torch_graph(model16, x16, calls):
     static_in = x16.clone()
     with torch.inference_mode():
         s = torch.cuda.Stream()
@@ -85,7 +116,8 @@ def torch_graph(model16, x16):
         torch.cuda.current_stream().wait_stream(s)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            static_out = model16(static_in)
+            for _ in range(calls):
+                static_out = model16(static_in)
     return graph, static_out
 
 
@@ -116,7 +148,12 @@ def main():
         model = make_net(inp, width, hidden, out).to(dev).eval()
         path = os.path.join(tmp, name + ".safetensors")
         export(model, path)
-        nets = {b: Mlpcore(lib, path, b) for b in args.backends}
+        cache = tempfile.mkdtemp()
+        for b in args.backends:  # how long building a network takes: compiling, then from the cache
+            cold = Mlpcore(lib, path, b, cache)  # compiles, and fills the fresh cache
+            warm = Mlpcore(lib, path, b, cache)
+            print(f"{name} {b}: {cold.kernel}; built in {cold.seconds:.3f} s, {warm.seconds * 1e3:.1f} ms from the cache", flush=True)
+        nets = {b: Mlpcore(lib, path, b, cache) for b in args.backends}
         model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs
@@ -135,9 +172,13 @@ def main():
             xs = {"float32": torch.rand(batch, inp, device=dev) * 2 - 1}
             xs["float16"] = xs["float32"].half()
             ys = {io: torch.empty(batch, out, device=dev, dtype=xs[io].dtype) for io in xs}
-            rates = [batch / time_ms(lambda: nets[b].enqueue(xs[io], ys[io]), args.repeats) * 1e3 for b, io in series]
-            graph, _ = torch_graph(model16, xs["float16"])
-            rates.append(batch / time_ms(graph.replay, args.repeats) * 1e3)
+            calls = max(1, 2 ** 20 // batch)  # per timed replay
+            rates = []
+            for b, io in series:
+                graph = graph_of(lambda: nets[b].enqueue(xs[io], ys[io]), calls)
+                rates.append(batch * calls / time_ms(graph.replay, args.repeats) * 1e3)
+            graph, _ = torch_graph(model16, xs["float16"], calls)
+            rates.append(batch * calls / time_ms(graph.replay, args.repeats) * 1e3)
             results[name][batch] = rates
             print(f"{name} batch {batch}: " + ", ".join(f"{b} {io} I/O {r / 1e9:.3f}" for (b, io), r in zip(series, rates)) +
                   f", pytorch {rates[-1] / 1e9:.3f} G/s", flush=True)
@@ -154,7 +195,7 @@ def main():
 
     lines = [f"# GPU benchmarks: mlpcore vs PyTorch on {gpu}", "",
              f"Measured by `bench/gpu_bench.py` in one process on one {gpu}: samples per second (median of "
-             f"{args.repeats} CUDA-event-timed calls after warm-up). mlpcore: backends " +
+             f"{args.repeats} CUDA-event-timed replays after warm-up, each a CUDA graph of max(1, 2^20 / batch) calls). mlpcore: backends " +
              ", ".join(f"`{b}`" for b in args.backends) + ", `enqueue` on PyTorch's stream, float32 in and out, and float16 in "
              "and out (`enqueue_f16`). PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
              "inference mode, replayed as a CUDA graph, fp16 in and out.", "",

@@ -6,10 +6,12 @@
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
 // Two drivers share the layer code: mlp_forward<Tile, MaxTiles> reads every layer's shape at run time
-// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Hidden, Output, Widths...> has the
-// activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops, guards
-// and activation switches disappear; where the tile's policy says so, its first and last layers run
-// narrower instructions when they are at most 8 wide (FusedPolicy::narrow_edges).
+// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
+// the activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops,
+// guards and activation switches disappear; where the policy says so, its first and last layers run
+// narrower instructions when they are at most 8 wide (FusedPolicy::narrow_edges). The fixed driver is
+// what the compiled-in shapes (ops/fused_shapes.h) and every model's specialized kernel
+// (ops/fused_mlp_specialized.h) instantiate.
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -19,6 +21,14 @@
 #include "ops/tile_ops.h"
 
 namespace mlpcore::ops {
+
+// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled by construction: a compiler that declines
+// to unroll a large loop over register arrays (NVRTC did, for layers with costly activations) puts the
+// arrays in local memory.
+template <int N, class F>
+MLPCORE_DEVICE void static_for(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(std::make_integer_sequence<int, N>{});
+}
 
 // The A fragment of output tile `mt`, K tile `kt`: kA contiguous halves per lane, one wide load.
 template <class Tile>
@@ -55,9 +65,9 @@ MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kin
 struct RuntimeActivations {
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
 };
-template <ActivationKind Hidden, ActivationKind Output>
-struct FixedActivations {
-  MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool last) { return last ? Output : Hidden; }
+template <ActivationKind Kind>
+struct FixedActivation {
+  MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool) { return Kind; }
 };
 
 // Where one wave is in the batch: S tiles of 16 samples from sample0. Several tiles per wave reuse each
@@ -154,23 +164,23 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       if (kt < in_tiles) into[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
   };
   if constexpr (Prefetch) load_weights(0, weights);
-  MLPCORE_UNROLL
-  for (int mt = 0; mt < Tiles; ++mt) {
-    if (mt >= out_tiles) continue;
+  static_for<Tiles>([&](auto tile) {
+    constexpr int mt = decltype(tile)::value;
+    if (mt >= out_tiles) return;
     if constexpr (Prefetch) {
       if (mt + 1 < out_tiles) load_weights(mt + 1, upcoming);
     }
     // The bias is the first K tile's C operand: no copies into the S accumulators.
     const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
     typename Tile::AccFrag acc[S];
-    MLPCORE_UNROLL
-    for (int kt = 0; kt < InTiles; ++kt) {
-      if (kt > 0 && kt >= in_tiles) continue;  // a layer has at least one K tile: every acc[s] is set
+    static_for<InTiles>([&](auto k) {
+      constexpr int kt = decltype(k)::value;
+      if (kt > 0 && kt >= in_tiles) return;  // a layer has at least one K tile: every acc[s] is set
       // Without Prefetch each fragment loads right before its instructions: the fewest live registers.
       const typename Tile::AFrag fragment = Prefetch ? weights[kt] : load_packed_a<Tile>(w, in_tiles, mt, kt);
       MLPCORE_UNROLL
       for (int s = 0; s < S; ++s) acc[s] = Tile::mma(fragment, act[kt][s], kt == 0 ? bias_acc : acc[s]);
-    }
+    });
     if constexpr (Prefetch) {
       MLPCORE_UNROLL
       for (int kt = 0; kt < InTiles; ++kt)
@@ -187,7 +197,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
-  }
+  });
   if constexpr (FeedsNextLayer<Tile>) {
     if (last) return;
     MLPCORE_UNROLL
@@ -259,7 +269,7 @@ class InputPrefetch {
 
 template <class Tile, int MaxTiles>
 constexpr FusedPolicy runtime_shape_policy() {
-  return Tile::fused_policy({MaxTiles, MaxTiles, false});
+  return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, false});
 }
 
 template <class Tile, int MaxTiles, class Io>
@@ -292,46 +302,119 @@ constexpr int widest() {
   return m;
 }
 
-template <class Tile, int... Widths>
-constexpr FusedPolicy fixed_shape_policy() {
-  return Tile::fused_policy({width_at<0, Widths...>(), widest<Widths...>(), true});
+// Whether layer L of a fixed shape repeats layer L - 1: both hidden layers (neither the first nor the
+// last), with the same tiles in and out and the same activation.
+template <class ActivationsOf, int L, int... Widths>
+constexpr bool repeats_previous_layer() {
+  constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
+  if constexpr (L < 2 || L + 1 >= kLayers)
+    return false;
+  else
+    return width_at<L - 1, Widths...>() == width_at<L, Widths...>() && width_at<L, Widths...>() == width_at<L + 1, Widths...>() &&
+           ActivationsOf::template at<L - 1, kLayers>() == ActivationsOf::template at<L, kLayers>();
 }
 
-template <class Tile, ActivationKind Hidden, ActivationKind Output, int... Widths, class Io>
+// The number of layers from L on that repeat it, itself included.
+template <class ActivationsOf, int L, int... Widths>
+constexpr int layer_run() {
+  if constexpr (repeats_previous_layer<ActivationsOf, L + 1, Widths...>())
+    return 1 + layer_run<ActivationsOf, L + 1, Widths...>();
+  else
+    return 1;
+}
+
+template <class Tile, int... Widths>
+constexpr FusedPolicy fixed_shape_policy() {
+  return tile_policy<Tile>({width_at<0, Widths...>(), widest<Widths...>(), width_at<sizeof...(Widths) - 1, Widths...>(), true});
+}
+
+// The activations of a compiled-in shape: ActivationsOf::at<L, Layers>() is layer L's of Layers.
+template <ActivationKind Hidden, ActivationKind Output>
+struct HiddenThenOutput {
+  template <int L, int Layers>
+  static constexpr ActivationKind at() { return L + 1 == Layers ? Output : Hidden; }
+};
+template <ActivationKind... Kinds>
+struct PerLayer {
+  template <int L, int Layers>
+  static constexpr ActivationKind at() {
+    static_assert(Layers == sizeof...(Kinds), "one activation per layer");
+    constexpr ActivationKind kinds[] = {Kinds...};
+    return kinds[L];
+  }
+};
+
+// Which one-tile edges of a fixed shape run narrow (kPolicy.narrow_edges): in a compiled-in kernel, which
+// serves models of several input and output sizes, the packing says per layer (LayerDesc::k, ::n); a
+// kernel specialized for one model knows (its plan's narrow_input, narrow_output), and has no other path.
+struct PackedEdges {
+  static constexpr bool kKnown = false, kNarrowIn = true, kNarrowOut = true;
+};
+template <bool NarrowIn, bool NarrowOut>
+struct KnownEdges {
+  static constexpr bool kKnown = true, kNarrowIn = NarrowIn, kNarrowOut = NarrowOut;
+};
+
+// The network's shape (in tiles of 16: input, each layer's output) and activations compiled in, run
+// with kPolicy (the tile family's table entry for the shape, ops/fused_policy.h, as the host planned it).
+template <class Tile, FusedPolicy kPolicy, class ActivationsOf, class Edges, int... Widths, class Io>
 MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
-  constexpr FusedPolicy kPolicy = fixed_shape_policy<Tile, Widths...>();
+  static_assert(!kPolicy.narrow_edges || HasNarrowTiles<Tile>, "narrow edges need the tile's narrow instructions");
   constexpr int S = kPolicy.sample_tiles;
   constexpr int kInTiles = width_at<0, Widths...>();
   // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.
-  constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1;
-  constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1;
+  constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1 && Edges::kNarrowIn;
+  constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
   InputPrefetch<Tile, Io, S, kInTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
     const auto layer = [&]<int L>(std::integral_constant<int, L>) {
       constexpr bool kFirst = L == 0, kLast = L + 1 == kLayers;
-      const LayerDesc& d = net.layers[L];
-      with_layer_tile<Tile, kNarrowIn && kFirst, kNarrowOut && kLast>(d.k, d.n, [&]<class LayerTile>() {
-        const auto run = [&](const auto& in) {
-          dense_layer<LayerTile, FixedActivations<Hidden, Output>, kPolicy.prefetch_weights>(net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(),
-                                                                                          kLast, in, act, output, b);
+      constexpr int kRun = kPolicy.loop_layers ? layer_run<ActivationsOf, L, Widths...>() : 1;
+      if constexpr (kPolicy.loop_layers && repeats_previous_layer<ActivationsOf, L, Widths...>()) {
+        // run by the loop of its run's first layer
+      } else if constexpr (kRun > 1) {
+        MLPCORE_NO_UNROLL
+        for (int l = L; l < L + kRun; ++l)
+          dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
+              net, net.layers[l], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), false, act, act, output, b);
+      } else {
+        const LayerDesc& d = net.layers[L];
+        const auto with_tile = [&](auto&& f) {
+          if constexpr (Edges::kKnown)
+            f.template operator()<shaped_tile_t<Tile, kNarrowIn && kFirst ? 8 : 16, kNarrowOut && kLast ? 8 : 16>>();
+          else
+            with_layer_tile<Tile, kNarrowIn && kFirst, kNarrowOut && kLast>(d.k, d.n, f);
         };
-        if constexpr (kFirst) {
-          // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
-          typename LayerTile::BFrag in[width_at<0, Widths...>()][fixed_shape_policy<Tile, Widths...>().sample_tiles];
-          load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b);
-          prefetch.fetch(next);
-          run(in);
-        } else {
-          run(act);
-        }
-      });
+        with_tile([&]<class LayerTile>() {
+          const auto run = [&](const auto& in) {
+            dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
+                net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(), kLast, in, act, output, b);
+          };
+          if constexpr (kFirst) {
+            // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
+            typename LayerTile::BFrag in[width_at<0, Widths...>()][kPolicy.sample_tiles];
+            load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b);
+            prefetch.fetch(next);
+            run(in);
+          } else {
+            run(act);
+          }
+        });
+      }
     };
     [&]<int... L>(std::integer_sequence<int, L...>) { (layer(std::integral_constant<int, L>{}), ...); }(std::make_integer_sequence<int, kLayers>{});
   });
 }
 
 }  // namespace mlpcore::ops
+
+// The forward pass of a compiled-in shape (an MLPCORE_FIXED_SHAPES entry, ops/fused_shapes.h) on Tile:
+// the kernels and the emulated backends expand it alike.
+#define MLPCORE_FIXED_FORWARD(Tile, hidden, output, ...)                                                                    \
+  mlpcore::ops::mlp_forward_fixed<Tile, mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>(),                           \
+                                  mlpcore::ops::HiddenThenOutput<mlpcore::ActivationKind::hidden, mlpcore::ActivationKind::output>, \
+                                  mlpcore::ops::PackedEdges, __VA_ARGS__>

@@ -4,17 +4,12 @@
 // compiled in. Each reads and writes float32; the same kernel with the suffix _f16 reads and writes
 // float16. Where the tile family can accumulate in float16 (ops/native_tile.h), every fixed-shape kernel
 // also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy
-// sets their register bounds.
+// sets their register bounds (ops/fused_kernel_entry.h). A model's own specialized kernels come from
+// ops/fused_mlp_specialized.h, compiled per model.
+#include "ops/fused_kernel_entry.h"
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/native_tile.h"
-
-#define MLPCORE_FUSED_KERNEL(name, io, policy, ...)                                                                 \
-  extern "C" MLPCORE_KERNEL MLPCORE_LAUNCH_BOUNDS_MIN(mlpcore::ops::kFusedWavesPerBlock * mlpcore::ops::NativeTile::kWave, \
-                                                      (policy).min_blocks)                                                \
-  void name(mlpcore::ops::NetworkView net, const io* input, io* output, unsigned batch) {                              \
-    __VA_ARGS__(net, input, output, batch);                                                                             \
-  }
 
 // Run-time-shaped kernels, float32 accumulation only (on an H100 float16 accumulation made them slower:
 // 32-128x3-16 by 30%).
@@ -29,8 +24,6 @@ MLPCORE_FUSED_MLP_KERNELS(4)
 MLPCORE_FUSED_MLP_KERNELS(8)
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.
-#define MLPCORE_FIXED_FORWARD(Tile, hidden, output, ...) \
-  mlpcore::ops::mlp_forward_fixed<Tile, mlpcore::ActivationKind::hidden, mlpcore::ActivationKind::output, __VA_ARGS__>
 #define MLPCORE_FIXED_KERNELS_WITH(acc, Tile, index, hidden, output, ...)                                                     \
   MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##acc, float, (mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>()),         \
                        MLPCORE_FIXED_FORWARD(Tile, hidden, output, __VA_ARGS__))                                              \

@@ -5,10 +5,13 @@
 #include "ops/host_device.h"
 
 // Unrolls the next loop completely, so register arrays it indexes stay in registers.
+// MLPCORE_NO_UNROLL keeps the next loop a loop (its body is large, and the same each time).
 #if defined(__clang__) || defined(__CUDACC__)
 #define MLPCORE_UNROLL _Pragma("unroll")
+#define MLPCORE_NO_UNROLL _Pragma("unroll 1")
 #else
 #define MLPCORE_UNROLL _Pragma("GCC unroll 16")
+#define MLPCORE_NO_UNROLL _Pragma("GCC unroll 1")
 #endif
 
 #if MLPCORE_EMULATOR

@@ -4,13 +4,17 @@
 #include "ops/arch_config.h"
 #include "ops/host_device.h"
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC_RTC__)
+#include "ops/nvrtc_half.h"
+#elif defined(__CUDACC__)
 #include <cuda_fp16.h>
 #endif
 
 namespace mlpcore::ops {
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC_RTC__)
+using half_t = NvrtcHalf;
+#elif defined(__CUDACC__)
 using half_t = __half;
 #else
 using half_t = _Float16;

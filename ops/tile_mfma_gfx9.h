@@ -9,6 +9,7 @@
 namespace mlpcore::ops {
 
 struct TileMfmaGfx9 {
+  static constexpr TileFamily kFamily = TileFamily::cdna;
   static constexpr int kWave = 64;
   static constexpr int kA = 4, kB = 4, kAcc = 4;
   using AFrag = amd::f16x4;
@@ -22,8 +23,6 @@ struct TileMfmaGfx9 {
   static constexpr int acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
-  // One sample tile per wave and no early weight loads: more does not fit AMD register budgets.
-  static constexpr FusedPolicy fused_policy(FusedShape) { return {}; }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

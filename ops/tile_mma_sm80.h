@@ -31,6 +31,7 @@ namespace mlpcore::ops {
 template <class Acc, int K = 16, int N = 16>
 struct TileMmaSm80Shape {
   static_assert((K == 8 || K == 16) && (N == 8 || N == 16), "mma.m16n8k8/k16, one or two per tile");
+  static constexpr TileFamily kFamily = TileFamily::nvidia;
   static constexpr int kWave = 32;
   static constexpr int kA = K * N / 32, kB = K / 2, kAcc = N / 2;
   static constexpr bool kF16Acc = sizeof(Acc) == sizeof(half_t);
@@ -51,21 +52,6 @@ struct TileMmaSm80Shape {
   static constexpr int acc_row(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
   static constexpr int acc_col(int lane, int i) { return lane / 4 + 8 * (i % 4 / 2); }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
-  // Measured on an H100: two sample tiles per warp, except one in the run-time-shaped kernels wider than
-  // 32 (their extra registers would spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one);
-  // compiled-in shapes 128 wide also load the next output tile's weights early (32-128x4-16 +19%);
-  // compiled-in 64-wide shapes with one input tile prefetch their input and fit 96 registers, 5 blocks
-  // per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the prefetch
-  // alone gains nothing; with float16 accumulators too, 96 registers beat 80 with 6 blocks by 2-5%).
-  // Narrow edges for 64-wide shapes with float16 accumulators (3-64x4-1 +9%, 16-64x2-4 +6%; at 128 wide
-  // the extra code paths took 178 to 255 registers and spilled; with float32 accumulators the last
-  // layer's single instruction made ptxas spill at 96 registers, and the device API needs full tiles).
-  static constexpr FusedPolicy fused_policy(FusedShape shape) {
-    if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
-    if (shape.width_tiles > 4) return {2, true};
-    if (shape.input_tiles > 1) return {2, false, false, 0, kF16Acc};
-    return {2, false, true, 5, kF16Acc};
-  }
   static constexpr int k_feature(int k) { return K == 8 ? k : order16(k); }
   static constexpr int acc_unit(int m) { return N == 8 ? m : order16(m); }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

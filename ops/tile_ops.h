@@ -3,35 +3,11 @@
 // floats to packed halves: cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA); they hold for every tile family.
 #include <type_traits>
 
+#include "ops/fused_policy.h"
 #include "ops/gpu_platform.h"
 #include "ops/simd_types.h"
 
 namespace mlpcore::ops {
-
-// What a fused kernel knows of its network at compile time: input and widest layer in tiles of 16, and
-// whether the whole shape is compiled in (else those are upper bounds).
-struct FusedShape {
-  int input_tiles;
-  int width_tiles;
-  bool fixed;
-};
-
-// How a tile family runs the fused kernel (Tile::fused_policy(FusedShape)):
-// sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
-// prefetch_weights the next output tile's weights load during this one's matrix instructions; with
-// prefetch_input the next sample block's input is copied to shared memory during this one's layers
-// (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
-// multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
-// it to the compiler, as the AMD kernels always do); with narrow_edges a fixed-shape kernel runs a first
-// layer of at most 8 features and a last layer of at most 8 units on the tile's narrow instructions
-// (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k and ::n).
-struct FusedPolicy {
-  int sample_tiles = 1;
-  bool prefetch_weights = false;
-  bool prefetch_input = false;
-  int min_blocks = 0;
-  bool narrow_edges = false;
-};
 
 // The tile for a layer whose instructions have K features and N units (8 or 16): Tile itself for 16 x 16,
 // else its Shaped<K, N> (tile families without narrow instructions never get narrow_edges).
@@ -71,6 +47,12 @@ MLPCORE_HOST_DEVICE void with_layer_tile(int k, int n, F&& f) {
 // The accumulator's element type: float, or half_t for tiles that accumulate in float16.
 template <class Tile>
 using acc_elem_t = std::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;
+
+// The policy table's entry (ops/fused_policy.h) for Tile's family and accumulator type.
+template <class Tile>
+constexpr FusedPolicy tile_policy(FusedShape shape) {
+  return fused_policy(Tile::kFamily, sizeof(acc_elem_t<Tile>) == 2, shape);
+}
 
 // A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).
 template <class Half, class Pack, class Value>

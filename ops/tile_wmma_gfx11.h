@@ -9,6 +9,7 @@
 namespace mlpcore::ops {
 
 struct TileWmmaGfx11 {
+  static constexpr TileFamily kFamily = TileFamily::rdna3;
   static constexpr int kWave = 32;
   static constexpr int kA = 16, kB = 16, kAcc = 8;  // elements per lane
   using AFrag = amd::f16x16;
@@ -23,8 +24,6 @@ struct TileWmmaGfx11 {
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   // The feature a chained B operand holds at hardware K: to_b_layout rebuilds the natural order.
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
-  // One sample tile per wave and no early weight loads: more does not fit AMD register budgets.
-  static constexpr FusedPolicy fused_policy(FusedShape) { return {}; }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

@@ -11,6 +11,7 @@
 namespace mlpcore::ops {
 
 struct TileWmmaGfx12 {
+  static constexpr TileFamily kFamily = TileFamily::rdna4;
   static constexpr int kWave = 32;
   static constexpr int kA = 8, kB = 8, kAcc = 8;
   using AFrag = amd::f16x8;
@@ -25,8 +26,6 @@ struct TileWmmaGfx12 {
   static constexpr int acc_row(int lane, int i) { return i + 8 * (lane / 16); }
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
-  // One sample tile per wave and no early weight loads: more does not fit AMD register budgets.
-  static constexpr FusedPolicy fused_policy(FusedShape) { return {}; }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

@@ -12,24 +12,42 @@
 namespace mlpcore {
 namespace {
 
+using test::from_io;
+using test::to_io;
+
 // Each backend is held to its own claim, BackendInfo::verify_tolerance. float16 operands: weights round to
 // nearest (2^-11 relative), inputs and every hidden activation round toward zero (up to 2^-10, always
 // shrinking); with float32 accumulation that stays below 1e-2 relative to max(1, |r|) through up to 8
 // layers with O(1) activations (observed: below 2e-3). float16 accumulation (-f16acc, on the compiled-in
 // shapes) claims 3e-2.
-double tolerance(const std::string& backend) {
-  for (const auto& b : list_backends())
-    if (b.name == backend) return b.verify_tolerance;
-  throw std::invalid_argument("no backend " + backend);
+// A parameter is a backend's name, and "+builtin" where the GPU backend runs only the kernels built into
+// mlpcore (NetworkOptions::specialize = false) instead of ones specialized for each model.
+constexpr std::string_view kBuiltin = "+builtin";
+std::string backend_of(const std::string& param) { return param.ends_with(kBuiltin) ? param.substr(0, param.size() - kBuiltin.size()) : param; }
+NetworkOptions options_for(const std::string& param) {
+  NetworkOptions o;
+  o.backend = backend_of(param);
+  o.specialize = !param.ends_with(kBuiltin);
+  return o;
 }
 
-bool accumulates_in_f16(const std::string& backend) { return backend.ends_with("-f16acc"); }  // on compiled-in shapes
+double tolerance(const std::string& param) {
+  for (const auto& b : list_backends())
+    if (b.name == backend_of(param)) return b.verify_tolerance;
+  throw std::invalid_argument("no backend " + param);
+}
+
+// Whether the network's kernel accumulates in float16 (then it offers no device view).
+bool accumulates_in_f16(const Network& net) { return net.kernel().find("float16 accumulation") != std::string::npos; }
 
 std::vector<std::string> backends_under_test() {
 #ifdef MLPCORE_GPU_TESTS
   std::vector<std::string> gpus;
   for (const auto& b : list_backends())
-    if ((b.name == "cuda" || b.name == "cuda-f16acc" || b.name == "hip") && b.available) gpus.push_back(b.name);
+    if ((b.name == "cuda" || b.name == "cuda-f16acc" || b.name == "hip") && b.available) {
+      gpus.push_back(b.name);
+      gpus.push_back(b.name + std::string(kBuiltin));
+    }
   return gpus;
 #else
   return {"emu-rdna3", "emu-rdna4", "emu-cdna", "emu-nvidia", "emu-nvidia-f16acc"};
@@ -49,29 +67,13 @@ struct Stats {
   double worst = 0;
 };
 
-// Buffers of float32 or float16 (bit patterns) values.
-template <class T>
-T to_io(float v) {
-  if constexpr (std::is_same_v<T, std::uint16_t>)
-    return ops::float_to_f16_bits(v);
-  else
-    return v;
-}
-template <class T>
-float from_io(T v) {
-  if constexpr (std::is_same_v<T, std::uint16_t>)
-    return ops::f16_bits_to_float(v);
-  else
-    return v;
-}
-
 // Runs `batch` random samples through `backend` from buffers `offset` values into their allocations (an
 // offset that breaks 16-byte alignment takes the kernels' element-wise path) and checks every output
 // against the float64 reference of the inputs as stored in T.
 template <class T = float>
 void check(const Model& model, const std::string& backend, std::size_t batch, std::mt19937& rng, const std::string& what, Stats& stats,
            std::size_t offset = 0) {
-  const Network net(model, backend);
+  const Network net(model, options_for(backend));
   auto values = test::random_inputs(rng, batch * model.input_dim());
   std::vector<T> input(offset + values.size());
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[offset + i] = to_io<T>(values[i]));
@@ -212,7 +214,7 @@ TEST_P(FusedBackend, LayersWiderThanTheFusedKernelAreRefused) {
   std::mt19937 rng(seed(7));
   const Model m = test::random_model(rng, {3, 200, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
   try {
-    Network net(m, GetParam());
+    Network net(m, options_for(GetParam()));
     FAIL() << "accepted a 200-wide layer";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported_model) << e.what();
@@ -225,25 +227,25 @@ TEST_P(FusedBackend, LayersWiderThanTheFusedKernelAreRefused) {
 TEST_P(FusedBackend, DeviceViewIsOfferedWhereTheNetworkAccumulatesInFloat32) {
   std::mt19937 rng(seed(12));
   const auto relu = Activation::make(ActivationKind::relu), none = Activation::make(ActivationKind::none);
-  const Network runtime_shape(test::random_model(rng, {3, 16, 1}, {relu, none}), GetParam());
-  EXPECT_NE(runtime_shape.device_view().weights, nullptr);
-  const Network fixed_shape(test::random_model(rng, {16, 64, 64, 4}, {relu, relu, none}), GetParam());
-  if (!accumulates_in_f16(GetParam())) {
-    EXPECT_NE(fixed_shape.device_view().weights, nullptr);
-    return;
-  }
-  try {
-    (void)fixed_shape.device_view();
-    FAIL() << "a float16-accumulating network offered a device view";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("accumulates in float16"), std::string::npos) << e.what();
+  for (const Model& m : {test::random_model(rng, {3, 16, 1}, {relu, none}), test::random_model(rng, {16, 64, 64, 4}, {relu, relu, none})}) {
+    const Network net(m, options_for(GetParam()));
+    if (!accumulates_in_f16(net)) {
+      EXPECT_NE(net.device_view().weights, nullptr) << net.kernel();
+      continue;
+    }
+    try {
+      (void)net.device_view();
+      FAIL() << "a float16-accumulating network offered a device view";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("accumulates in float16"), std::string::npos) << e.what();
+    }
   }
 }
 
 void expect_refused(const Model& m, const std::string& backend, const std::string& needle) {
   try {
-    Network net(m, backend);
+    Network net(m, options_for(backend));
     FAIL() << backend << " accepted a model whose float16 operands overflow";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported_model);
@@ -272,8 +274,10 @@ TEST_P(FusedBackend, ValuesBeyondFloat16OperandsAreRefused) {
   weight.layers[2].weight[5] = -7e4f;
   expect_refused(weight, GetParam(), "layers.2.weight[5]: value -70000");
   m.layers[2].bias[3] = 1e5f;
-  if (accumulates_in_f16(GetParam())) expect_refused(m, GetParam(), "layers.2.bias[3]: value 100000");
-  else EXPECT_NO_THROW(Network(m, GetParam()));
+  if (GetParam().find("f16acc") != std::string::npos)  // 16-64x2-4 is compiled in: float16 accumulation on every -f16acc path
+    expect_refused(m, GetParam(), "layers.2.bias[3]: value 100000");
+  else
+    EXPECT_NO_THROW(Network(m, options_for(GetParam())));
 }
 
 #ifdef MLPCORE_GPU_TESTS
@@ -295,7 +299,7 @@ TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
   const Model m = test::random_model(rng, {32, 64, 64, 64, 64, 16}, acts);
   const std::size_t batch = (1u << 20) + 3;
   const auto input = test::random_inputs(rng, batch * 32);
-  const auto got = Network(m, GetParam()).infer(input);
+  const auto got = Network(m, options_for(GetParam())).infer(input);
   const auto want = Network(m, "cpu").infer(input);
   double worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / std::max(1.0, std::fabs(double(want[i]))));
@@ -306,7 +310,8 @@ TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, FusedBackend, ::testing::ValuesIn(backends_under_test()), [](const auto& info) {
   std::string name = info.param;
-  std::replace(name.begin(), name.end(), '-', '_');
+  for (char& c : name)
+    if (c == '-' || c == '+') c = '_';
   return name;
 });
 

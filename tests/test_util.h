@@ -1,13 +1,16 @@
 #pragma once
 // Helpers shared by the tests: temporary directories, random models, and an independent float64 forward.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mlpcore/model.h"
+#include "ops/half_bits.h"
 
 namespace mlpcore::test {
 
@@ -99,6 +102,22 @@ inline std::vector<double> naive_forward(const Model& m, const std::vector<float
     out.insert(out.end(), x.begin(), x.end());
   }
   return out;
+}
+
+// A value in an I/O buffer of float32 or float16 (bit patterns), and back.
+template <class T>
+T to_io(float v) {
+  if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ops::float_to_f16_bits(v);
+  else
+    return v;
+}
+template <class T>
+float from_io(T v) {
+  if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ops::f16_bits_to_float(v);
+  else
+    return v;
 }
 
 }  // namespace mlpcore::test

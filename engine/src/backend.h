@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "mlpcore/model.h"
@@ -33,6 +34,8 @@ class BackendNetwork {
   virtual void enqueue(const IoBuffers& call, void* /*stream*/) const { infer(call); }
   // The packed network for device-side evaluation (ops/device_api.h); empty for the cpu backend.
   virtual std::optional<DeviceNetworkView> device_view() const { return std::nullopt; }
+  // Network::kernel().
+  virtual std::string kernel() const = 0;
 };
 
 struct Backend {

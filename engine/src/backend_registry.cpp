@@ -35,14 +35,14 @@ std::vector<Backend> all_backends() {
   const CudaProbe& cuda = cuda_probe();
   backends.push_back({{"cuda", cuda.available ? cuda.description : "NVIDIA GPUs (sm_80 and newer) through CUDA", cuda.available, cuda.reason,
                        kFp16Tolerance},
-                      cuda.available ? model_only<create_cuda_network>() : nullptr});
+                      cuda.available ? Backend::Factory(create_cuda_network) : nullptr});
   // float32 math with float32 accumulation: relative error ~1e-6 per layer; 1e-4 leaves room for deep,
   // wide networks and for activations that amplify (exponential).
   backends.push_back({{"cpu", std::string("CPU, float32, ") + best_cpu_kernels().isa + " kernels", true, "", 1e-4}, create_cpu_network});
   // Opt-in precision variants: listed after cpu, so "auto" never picks them.
-  backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 where a kernel is compiled in for the shape (tiny-cuda-nn's numerics): faster, float16-precision results",
+  backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 in specialized and compiled-in kernels (tiny-cuda-nn's numerics): faster, float16-precision results",
                        cuda.available, cuda.reason, kF16AccTolerance},
-                      cuda.available ? model_only<create_cuda_f16acc_network>() : nullptr});
+                      cuda.available ? Backend::Factory(create_cuda_f16acc_network) : nullptr});
   // The GPU kernels on the wave emulator: float16 operands, float32 accumulation (see kFp16Tolerance).
   for (const auto& [name, what, create] : {std::tuple{"emu-rdna3", "RDNA3 (gfx11)", model_only<create_emu_rdna3_network>()},
                                            std::tuple{"emu-rdna4", "RDNA4 (gfx12)", model_only<create_emu_rdna4_network>()},

@@ -2,13 +2,17 @@
 
 #include <cstring>
 #include <exception>
+#include <string>
+#include <utility>
 
 #include "mlpcore/error.h"
 #include "mlpcore/model.h"
 #include "mlpcore/network.h"
 
 struct mlpcore_network {
+  explicit mlpcore_network(mlpcore::Network n) : network(std::move(n)), kernel(network.kernel()) {}
   mlpcore::Network network;
+  std::string kernel;  // mlpcore_network_kernel's
 };
 
 namespace {
@@ -41,7 +45,23 @@ mlpcore_network* mlpcore_network_create_with_options(const char* model_path, con
                                                      char* error, size_t error_size) {
   try {
     const mlpcore::NetworkOptions options{backend ? backend : "auto", threads, quiet == 0};
-    return new mlpcore_network{mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), options)};
+    return new mlpcore_network(mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), options));
+  } catch (const std::exception& e) {
+    fail(e, error, error_size);
+    return nullptr;
+  }
+}
+
+mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, const char* backend, int quiet, int specialize,
+                                                     const char* kernel_cache, const char* kernels_file, char* error, size_t error_size) {
+  try {
+    mlpcore::NetworkOptions options;
+    options.backend = backend ? backend : "auto";
+    options.notices = quiet == 0;
+    options.specialize = specialize != 0;
+    options.kernel_cache = kernel_cache ? kernel_cache : "";
+    options.kernels_file = kernels_file ? kernels_file : "";
+    return new mlpcore_network(mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), options));
   } catch (const std::exception& e) {
     fail(e, error, error_size);
     return nullptr;
@@ -57,6 +77,7 @@ void mlpcore_network_destroy(mlpcore_network* network) { delete network; }
 size_t mlpcore_network_input_dim(const mlpcore_network* network) { return network ? network->network.input_dim() : 0; }
 size_t mlpcore_network_output_dim(const mlpcore_network* network) { return network ? network->network.output_dim() : 0; }
 const char* mlpcore_network_backend(const mlpcore_network* network) { return network ? network->network.backend().name.c_str() : ""; }
+const char* mlpcore_network_kernel(const mlpcore_network* network) { return network ? network->kernel.c_str() : ""; }
 
 int mlpcore_network_infer(const mlpcore_network* network, const float* input, float* output, size_t batch, char* error, size_t error_size) {
   return guarded(network, "mlpcore_network_infer", error, error_size, [&](const mlpcore::Network& n) { n.infer(input, output, batch); });

@@ -55,6 +55,10 @@ class CpuNetwork final : public BackendNetwork {
     min_task_blocks_ = (min_rows + kCpuBlockRows - 1) / kCpuBlockRows;
   }
 
+  std::string kernel() const override {
+    return std::string("float32 ") + kernels_.isa + " kernels on " + std::to_string(pool_.threads()) + " thread" + (pool_.threads() == 1 ? "" : "s");
+  }
+
   void infer(const IoBuffers& call) const override {
     const std::size_t blocks = (call.batch + kCpuBlockRows - 1) / kCpuBlockRows;
     const std::size_t tasks = std::max<std::size_t>(1, std::min(blocks / min_task_blocks_, pool_.threads() * kTasksPerThread));

@@ -33,6 +33,7 @@ struct Math {
   static float log1p(float x) { return __builtin_log1pf(x); }
   static float sin(float x) { return __builtin_sinf(x); }
   static float tanh(float x) { return __builtin_tanhf(x); }
+  static float divide(float a, float b) { return a / b; }
 };
 
 // Activations that are a compare and a select run on whole vectors (the formulas of ops::activate);

@@ -6,6 +6,7 @@
 
 #include "engine/src/code_objects.h"
 #include "mlpcore/model.h"
+#include "mlpcore/network.h"
 
 namespace mlpcore::detail {
 
@@ -17,12 +18,15 @@ struct CudaProbe {
   std::string reason;       // when !available
   std::string description;  // when available
   int device = 0;
+  int arch = 0;  // compute capability, major * 10 + minor
   const EmbeddedCodeObject* fatbin = nullptr;
 };
 
 CudaProbe probe_cuda(const CudaDriver& driver, std::span<const EmbeddedCodeObject> objects);
 const CudaProbe& cuda_probe();  // this process's, probed once
-std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model);         // float32 accumulation
-std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model);  // float16 accumulation
+// float32 accumulation
+std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model, const NetworkOptions& options);
+// float16 accumulation in specialized and compiled-in kernels
+std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model, const NetworkOptions& options);
 
 }  // namespace mlpcore::detail

@@ -1,11 +1,13 @@
 // The emulated backends: the fused kernels of ops/fused_mlp.h, unchanged, on the wave emulator, with the
-// AMD tiles or the NVIDIA ones (float32 or float16 accumulation).
+// AMD tiles or the NVIDIA ones (float32 or float16 accumulation). Nothing compiles at run time here, so
+// they run a model's compiled-in kernel where its shape has one and the run-time-shaped kernels
+// otherwise, as the GPU backends do without a compiler; the tests run the specialized sources.
 // Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
-#include <algorithm>
+#include <stdexcept>
 #include <string>
 
-#include "engine/src/backend.h"
-#include "engine/src/fused_packing.h"
+#include "engine/src/emu_network.h"
+#include "engine/src/fused_plan.h"
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/tile_mfma_gfx9.h"
@@ -16,59 +18,49 @@
 namespace mlpcore::detail {
 namespace {
 
-constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
-
+// The compiled-in or run-time-shaped kernel of `plan`, as the hip and cuda backends pick it.
 template <class Tile>
-class EmuNetwork final : public BackendNetwork {
- public:
-  EmuNetwork(const Model& model, const char* name) : name_(name), packed_(pack_network<Tile>(model, name)), fixed_(fixed_shape_index(model)) {}
-
-  void infer(const IoBuffers& call) const override {
-    if (call.io == Io::f16)
-      run(static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
-    else
-      run(static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
-  }
-
-  std::optional<DeviceNetworkView> device_view() const override {
-    if (packed_.f16_accumulation) throw no_device_view_with_f16_accumulation(name_);
-    return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
-  }
-
- private:
-  template <class Io>
-  void run(const Io* input, Io* output, std::size_t batch) const {
-    check_fused_batch(batch);
-    const ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
-    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
-    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
-    const auto n = static_cast<unsigned>(batch);
-    auto launch = [&](auto&& kernel) { emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, kernel); };
-    // The same choice of kernel as the hip and cuda backends: a fixed-shape kernel where one matches.
-    switch (fixed_) {
-#define MLPCORE_FIXED_CASE(index, hidden, out, ...) \
-  case index: return launch([&] { ops::mlp_forward_fixed<Tile, ActivationKind::hidden, ActivationKind::out, __VA_ARGS__>(view, input, output, n); });
-      MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
+EmulatedKernel planned_kernel(const FusedPlan& plan) {
+  switch (plan.kind) {
+    case KernelKind::compiled_in:
+      switch (plan.fixed_index) {
+#define MLPCORE_FIXED_CASE(index, hidden, out, ...)                                                                                    \
+  case index:                                                                                                                          \
+    return emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n) {                                                \
+      MLPCORE_FIXED_FORWARD(Tile, hidden, out, __VA_ARGS__)(view, in, o, n);                                                           \
+    });
+        MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
 #undef MLPCORE_FIXED_CASE
-      default:
-        with_tile_variant(packed_.max_tiles, [&](auto max_tiles) { launch([&] { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, input, output, n); }); });
+      }
+      break;
+    case KernelKind::runtime_shaped: {
+      EmulatedKernel k;
+      with_tile_variant(plan.max_tiles, [&](auto max_tiles) {
+        k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n) { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, in, o, n); });
+      });
+      return k;
     }
+    case KernelKind::specialized: break;
   }
+  throw std::logic_error("emulated backends have no kernel for this plan");
+}
 
-  std::string name_;
-  PackedNetwork packed_;
-  int fixed_;
-};
+// Tile accumulates in float32; F16AccTile is the family's float16-accumulating tile, where it has one.
+template <class Tile, class F16AccTile = Tile>
+std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request) {
+  const FusedPlan plan = plan_fused(m, name, request);
+  if (plan.f16_accumulation) return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan));
+  return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan));
+}
 
 }  // namespace
 
-std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx11>>(m, "emu-rdna3"); }
-std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileWmmaGfx12>>(m, "emu-rdna4"); }
-std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMfmaGfx9>>(m, "emu-cdna"); }
-std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia"); }
+std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { return create<ops::TileWmmaGfx11>(m, "emu-rdna3", {ops::TileFamily::rdna3}); }
+std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return create<ops::TileWmmaGfx12>(m, "emu-rdna4", {ops::TileFamily::rdna4}); }
+std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return create<ops::TileMfmaGfx9>(m, "emu-cdna", {ops::TileFamily::cdna}); }
+std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return create<ops::TileMmaSm80>(m, "emu-nvidia", {ops::TileFamily::nvidia}); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
-  if (!has_f16_accumulation_kernel(m)) return std::make_unique<EmuNetwork<ops::TileMmaSm80>>(m, "emu-nvidia-f16acc");
-  return std::make_unique<EmuNetwork<ops::TileMmaSm80F16Acc>>(m, "emu-nvidia-f16acc");
+  return create<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, "emu-nvidia-f16acc", {ops::TileFamily::nvidia, false, true});
 }
 
 }  // namespace mlpcore::detail

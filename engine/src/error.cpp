@@ -27,6 +27,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::backend_unavailable: return "backend_unavailable";
     case ErrorCode::unsupported_model: return "unsupported_model";
     case ErrorCode::device: return "device";
+    case ErrorCode::kernel_file: return "kernel_file";
   }
   return "unknown";
 }

@@ -5,38 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/fused_shapes.h"
 
 namespace mlpcore::detail {
-
-int fused_tile_variant(const Model& model, const char* backend) {
-  std::size_t widest = model.input_dim();
-  for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const std::size_t out = model.layers[i].out;
-    if (out > static_cast<std::size_t>(ops::kMaxFusedWidth) || model.layers[i].in > static_cast<std::size_t>(ops::kMaxFusedWidth))
-      throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(i),
-                  std::to_string(model.layers[i].in) + " -> " + std::to_string(out) + " is wider than the " +
-                      std::to_string(ops::kMaxFusedWidth) + " the fused matrix-core kernel keeps in registers (use the cpu backend)");
-    widest = std::max(widest, out);
-  }
-  const int tiles = static_cast<int>((widest + 15) / 16);
-  return tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : 8;
-}
-
-int fixed_shape_index(const Model& model) {
-  std::vector<int> tiles = {static_cast<int>((model.input_dim() + 15) / 16)};
-  for (const auto& l : model.layers) tiles.push_back(static_cast<int>((l.out + 15) / 16));
-  auto activations_are = [&](ActivationKind hidden, ActivationKind output) {
-    for (std::size_t i = 0; i < model.layers.size(); ++i)
-      if (model.layers[i].activation.kind != (i + 1 == model.layers.size() ? output : hidden)) return false;
-    return true;
-  };
-#define MLPCORE_MATCH_SHAPE(index, hidden, output, ...) \
-  if (tiles == std::vector<int>{__VA_ARGS__} && activations_are(ActivationKind::hidden, ActivationKind::output)) return index;
-  MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
-#undef MLPCORE_MATCH_SHAPE
-  return -1;
-}
 
 void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation) {
   constexpr float kF16Max = 65504.0f;
@@ -55,14 +25,6 @@ void check_fits_f16_operands(const Model& model, const char* backend, bool f16_a
       if (std::fabs(l.bias[i]) > kF16Max)
         refuse(li, "bias", i, l.bias[i], last ? "the type this backend accumulates in" : "the type of the next layer's operands");
   }
-}
-
-bool has_f16_accumulation_kernel(const Model& model) { return fixed_shape_index(model) >= 0; }
-
-std::string fused_kernel_name(const Model& model, const PackedNetwork& p) {
-  const int fixed = fixed_shape_index(model);
-  return (fixed >= 0 ? "mlpcore_mlp_fixed_" + std::to_string(fixed) : "mlpcore_mlp_t" + std::to_string(p.max_tiles)) +
-         (p.f16_accumulation ? "_f16acc" : "");
 }
 
 const char* fused_kernel_suffix(Io io) { return io == Io::f16 ? "_f16" : ""; }

@@ -7,12 +7,14 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "engine/src/backend.h"
+#include "engine/src/fused_plan.h"
 #include "mlpcore/error.h"
 #include "mlpcore/model.h"
 #include "ops/half_bits.h"
@@ -35,10 +37,6 @@ struct PackedNetwork {
 // operand), and with float16 accumulation the last layer's bias too.
 void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
-// The fused kernel variant for a model: the widest padded layer in tiles, rounded up to 1, 2, 4 or 8.
-// Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth.
-int fused_tile_variant(const Model& model, const char* backend);
-
 template <class T>
 void append_bytes(std::vector<std::byte>& out, const T& value) {
   const auto bytes = std::bit_cast<std::array<std::byte, sizeof(T)>>(value);
@@ -51,19 +49,6 @@ constexpr int slot_lane(int slot) {
   int lane = 0;
   while (Tile::bias_slot(lane) != slot) ++lane;
   return lane;
-}
-
-// The index of the fixed-shape kernel (ops/fused_shapes.h) for the model's padded shape, or -1.
-int fixed_shape_index(const Model& model);
-
-// What the model's fixed-shape kernel is compiled with: Tile::fused_policy of the model's shape in
-// tiles; for a model without one, narrow_edges is false (the run-time-shaped kernels never use them).
-template <class Tile>
-ops::FusedPolicy fixed_kernel_policy(const Model& model) {
-  if (fixed_shape_index(model) < 0) return {};
-  int widest = static_cast<int>((model.input_dim() + 15) / 16);
-  for (const Layer& l : model.layers) widest = std::max(widest, static_cast<int>((l.out + 15) / 16));
-  return Tile::fused_policy({static_cast<int>((model.input_dim() + 15) / 16), widest, true});
 }
 
 // Appends layer li, packed for LayerTile's instructions of K features and N units (weights as its A
@@ -99,22 +84,24 @@ void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
       }
 }
 
+// The model packed for the plan's kernel, whose tile is Tile (the plan's family and accumulation).
 template <class Tile>
-PackedNetwork pack_network(const Model& model, const char* backend) {
+PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char* backend) {
   using Acc = ops::acc_elem_t<Tile>;
   static_assert(std::is_same_v<Acc, float> || sizeof(Acc) == 2, "accumulators are float32 or float16");
+  if (Tile::kFamily != plan.family || plan.f16_accumulation != !std::is_same_v<Acc, float>)
+    throw std::logic_error("pack_network: the tile is not the plan's");
   PackedNetwork p;
-  p.f16_accumulation = !std::is_same_v<Acc, float>;
-  p.max_tiles = fused_tile_variant(model, backend);
+  p.f16_accumulation = plan.f16_accumulation;
+  p.max_tiles = plan.max_tiles;
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
   // Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 features packed for K = 8, a
   // last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
-  const bool narrow = fixed_kernel_policy<Tile>(model).narrow_edges;
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
-    const int k = narrow && li == 0 && l.in <= 8 ? 8 : 16, n = narrow && li + 1 == model.layers.size() && l.out <= 8 ? 8 : 16;
+    const int k = plan.narrow_input && li == 0 ? 8 : 16, n = plan.narrow_output && li + 1 == model.layers.size() ? 8 : 16;
     ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, k, n); });
   }
   return p;
@@ -127,14 +114,6 @@ Error no_device_view_with_f16_accumulation(const std::string& backend);
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
-// Whether backends cuda-f16acc and emu-nvidia-f16acc accumulate the model in float16: only where a
-// fixed-shape kernel exists. The run-time-shaped kernels were slower with it (ops/fused_mlp_kernels.gpu.cpp),
-// so other shapes keep float32 accumulation.
-bool has_f16_accumulation_kernel(const Model& model);
-
-// The kernel of ops/fused_mlp_kernels.gpu.cpp to run the model with: its fixed-shape kernel where one
-// exists, else the run-time-shaped variant for p.max_tiles; "_f16acc" appended for float16 accumulation.
-std::string fused_kernel_name(const Model& model, const PackedNetwork& p);
 // What that kernel's name gets for its float16-I/O twin ("_f16"), or "" for float32.
 const char* fused_kernel_suffix(Io io);
 
@@ -144,7 +123,7 @@ using ops::kFusedWavesPerBlock;
 unsigned fused_grid(std::size_t batch);
 void check_fused_batch(std::size_t batch);  // the kernels index samples with 32 bits
 
-// Calls f(std::integral_constant<int, N>) for the kernel variant N = p.max_tiles.
+// Calls f(std::integral_constant<int, N>) for the kernel variant N = max_tiles (FusedPlan::max_tiles).
 template <class F>
 void with_tile_variant(int max_tiles, F&& f) {
   switch (max_tiles) {

@@ -21,13 +21,15 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 
 class HipNetwork final : public BackendNetwork {
  public:
-  // `packed` for the probed GPU's tile, whose waves are `wave` wide.
-  HipNetwork(const Model& model, const PackedNetwork& packed, unsigned wave, const HipRuntime& rt, const HipProbe& probe)
+  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says.
+  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const HipRuntime& rt, const HipProbe& probe)
       : gpu_(rt, probe.device), wave_(wave), module_(load_module(gpu_, probe.object->data)),
-        kernels_(find_fused_kernels(gpu_, module_.get(), fused_kernel_name(model, packed), [&](const std::string& name) {
+        kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
-        net_(gpu_, packed) {}
+        net_(gpu_, packed), description_(plan.describe()) {}
+
+  std::string kernel() const override { return description_; }
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
@@ -49,11 +51,15 @@ class HipNetwork final : public BackendNetwork {
   DeviceModule<HipOnDevice> module_;
   FusedKernels kernels_;
   UploadedNetwork<HipOnDevice> net_;
+  std::string description_;
 };
 
+// Without a run-time compiler for AMD (hiprtc is not used yet) the hip backend runs the compiled-in
+// kernels: a model's own where its shape has one, the run-time-shaped ones otherwise.
 template <class Tile>
 std::unique_ptr<BackendNetwork> make_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
-  return std::make_unique<HipNetwork>(model, pack_network<Tile>(model, "hip"), Tile::kWave, rt, probe);
+  const FusedPlan plan = plan_fused(model, "hip", {Tile::kFamily});
+  return std::make_unique<HipNetwork>(plan, pack_network<Tile>(model, plan, "hip"), Tile::kWave, rt, probe);
 }
 
 const HipRuntime& runtime() {

@@ -76,6 +76,8 @@ Network::~Network() = default;
 Network::Network(Network&&) noexcept = default;
 Network& Network::operator=(Network&&) noexcept = default;
 
+std::string Network::kernel() const { return impl_->kernel(); }
+
 const BackendInfo& Network::backend() const noexcept { return info_; }
 std::size_t Network::input_dim() const noexcept { return input_dim_; }
 std::size_t Network::output_dim() const noexcept { return output_dim_; }

@@ -27,6 +27,7 @@ enum class ErrorCode {
   backend_unavailable,  // the backend exists but cannot run on this machine
   unsupported_model,    // a valid model this backend cannot run (e.g. a layer too wide for a fused kernel)
   device,               // a GPU runtime call failed
+  kernel_file,          // a compiled-kernel file is malformed, or built for another network or GPU
 };
 
 const char* to_string(ErrorCode code) noexcept;

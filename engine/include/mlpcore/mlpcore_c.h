@@ -18,12 +18,19 @@ mlpcore_network* mlpcore_network_create(const char* model_path, const char* back
  * CPUs this process may use), `quiet` non-zero to keep "auto"'s one-line notices off stderr. */
 mlpcore_network* mlpcore_network_create_with_options(const char* model_path, const char* backend, unsigned threads, int quiet,
                                                      char* error, size_t error_size);
+/* The GPU backends' kernel choices (mlpcore::NetworkOptions): `specialize` 0 runs only the kernels built into
+ * mlpcore; `kernel_cache` a directory, "off", or NULL for the default; `kernels_file` a file of `mlpcore
+ * compile`, or NULL. */
+mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, const char* backend, int quiet, int specialize,
+                                                     const char* kernel_cache, const char* kernels_file, char* error, size_t error_size);
 void mlpcore_network_destroy(mlpcore_network* network);
 
 size_t mlpcore_network_input_dim(const mlpcore_network* network);
 size_t mlpcore_network_output_dim(const mlpcore_network* network);
 /* The backend's name ("cuda", ...); valid while the network lives. */
 const char* mlpcore_network_backend(const mlpcore_network* network);
+/* Network::kernel(): which kernel runs it and where it came from; valid while the network lives. */
+const char* mlpcore_network_kernel(const mlpcore_network* network);
 
 /* Host (or device) buffers, synchronous: Network::infer. */
 int mlpcore_network_infer(const mlpcore_network* network, const float* input, float* output, size_t batch, char* error,

@@ -2,6 +2,7 @@
 // Running a model: pick a backend, build a Network once, call infer() as often as needed.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,8 +45,19 @@ struct NetworkOptions {
   // on (its affinity mask and cgroup CPU quota).
   unsigned threads = 0;
   // "auto" prints one line on stderr when it passes over a backend (unavailable here, or unable to run
-  // this model) and why; false keeps stderr quiet.
+  // this model) and why, and a GPU backend when it cannot specialize a kernel; false keeps stderr quiet.
   bool notices = true;
+  // GPU backends compile a kernel specialized for this model when the network is built (cuda: with
+  // NVRTC, found at run time) and keep it in the kernel cache. Without a compiler, or with false, they
+  // run the kernels compiled into the library: the model's own where its shape is one of
+  // ops/fused_shapes.h, the run-time-shaped ones otherwise.
+  bool specialize = true;
+  // Where compiled kernels are cached: a directory, "off", or "" for $MLPCORE_KERNEL_CACHE (the same
+  // choices), else $XDG_CACHE_HOME/mlpcore/kernels, else ~/.cache/mlpcore/kernels.
+  std::string kernel_cache;
+  // A file written by `mlpcore compile` for this model and GPU: its kernel is loaded instead of compiled
+  // (machines without a run-time compiler). Error(kernel_file) if it was built for another model or GPU.
+  std::string kernels_file;
 };
 
 // A model prepared on one backend. Construction copies and packs the weights; the Model can be discarded.
@@ -63,6 +75,9 @@ class Network {
   Network& operator=(Network&&) noexcept;
 
   const BackendInfo& backend() const noexcept;
+  // Which kernel runs the network and where it came from: "specialized for 64-64x5-4, compiled by
+  // NVRTC 13.0 for sm_90 in 1.42 s", "... from the kernel cache in 3 ms", "run-time-shaped (8 tiles)".
+  std::string kernel() const;
   std::size_t input_dim() const noexcept;
   std::size_t output_dim() const noexcept;
 
@@ -97,5 +112,12 @@ class Network {
   std::size_t output_dim_ = 0;
   std::unique_ptr<detail::BackendNetwork> impl_;
 };
+
+// Ahead-of-time compilation (`mlpcore compile`): the model's specialized kernels for `target`, an NVIDIA
+// GPU as "sm_80", "sm_86", "sm_89", "sm_90", ..., as `backend` ("cuda" or "cuda-f16acc") runs them, written
+// to `path` for NetworkOptions::kernels_file on machines without a run-time compiler. Uses NVRTC (no GPU
+// needed). Returns what it compiled, for whom, and how long that took. Throws Error(invalid_argument) for
+// an unknown backend or target, Error(device) when NVRTC is missing or fails, Error(io) when writing fails.
+std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path);
 
 }  // namespace mlpcore

@@ -1,0 +1,67 @@
+#pragma once
+// A packed network run by fused kernels on the wave emulator (ops/emu): the emulated backends, and the
+// tests' runs of specialized sources, build one from a plan and the kernels that run it.
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "engine/src/backend.h"
+#include "engine/src/fused_packing.h"
+#include "ops/emu/wave_emulator.h"
+#include "ops/mlp_network.h"
+
+namespace mlpcore::detail {
+
+// A fused kernel's body for float32 and for float16 I/O: what runs on each emulated thread.
+struct EmulatedKernel {
+  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32;
+  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16;
+};
+
+template <class Tile>
+class EmuNetwork final : public BackendNetwork {
+ public:
+  EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel)
+      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), kernel_(std::move(kernel)), description_(plan.describe()) {}
+
+  std::string kernel() const override { return description_; }
+
+  void infer(const IoBuffers& call) const override {
+    if (call.io == Io::f16)
+      run(kernel_.f16, static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
+    else
+      run(kernel_.f32, static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
+  }
+
+  std::optional<DeviceNetworkView> device_view() const override {
+    if (packed_.f16_accumulation) throw no_device_view_with_f16_accumulation(name_);
+    return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+  }
+
+ private:
+  static constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
+
+  template <class Body, class Io>
+  void run(const Body& body, const Io* input, Io* output, std::size_t batch) const {
+    check_fused_batch(batch);
+    const ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
+    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
+    const auto n = static_cast<unsigned>(batch);
+    emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, [&] { body(view, input, output, n); });
+  }
+
+  std::string name_;
+  PackedNetwork packed_;
+  EmulatedKernel kernel_;
+  std::string description_;
+};
+
+// The kernel body Forward (a generic callable taking view, input, output, batch) for both I/O types.
+template <class Forward>
+EmulatedKernel emulated_kernel(Forward forward) {
+  return {[forward](const ops::NetworkView& v, const float* in, float* out, unsigned n) { forward(v, in, out, n); },
+          [forward](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) { forward(v, in, out, n); }};
+}
+
+}  // namespace mlpcore::detail

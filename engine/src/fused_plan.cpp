@@ -1,0 +1,115 @@
+#include "engine/src/fused_plan.h"
+
+#include <algorithm>
+
+#include "mlpcore/error.h"
+#include "ops/fused_shapes.h"
+#include "ops/mlp_network.h"
+
+namespace mlpcore::detail {
+namespace {
+
+int tiles_of(std::size_t width) { return static_cast<int>((width + 15) / 16); }
+
+void check_widths(const Model& model, const char* backend) {
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Layer& l = model.layers[i];
+    if (l.out > static_cast<std::size_t>(ops::kMaxFusedWidth) || l.in > static_cast<std::size_t>(ops::kMaxFusedWidth))
+      throw Error(ErrorCode::unsupported_model, "backend '" + std::string(backend) + "'", "layers." + std::to_string(i),
+                  std::to_string(l.in) + " -> " + std::to_string(l.out) + " is wider than the " + std::to_string(ops::kMaxFusedWidth) +
+                      " the fused matrix-core kernel keeps in registers (use the cpu backend)");
+  }
+}
+
+int compiled_in_index(const FusedPlan& p) {
+  auto activations_are = [&](ActivationKind hidden, ActivationKind output) {
+    for (std::size_t i = 0; i < p.activations.size(); ++i)
+      if (p.activations[i] != (i + 1 == p.activations.size() ? output : hidden)) return false;
+    return true;
+  };
+#define MLPCORE_MATCH_SHAPE(index, hidden, output, ...) \
+  if (p.widths == std::vector<int>{__VA_ARGS__} && activations_are(ActivationKind::hidden, ActivationKind::output)) return index;
+  MLPCORE_FIXED_SHAPES(MLPCORE_MATCH_SHAPE)
+#undef MLPCORE_MATCH_SHAPE
+  return -1;
+}
+
+// "64-64x5-4" where the hidden layers are one width, else every width: "3-32-64-1".
+std::string shape_text(const Model& model) {
+  std::vector<std::size_t> dims = {model.input_dim()};
+  for (const Layer& l : model.layers) dims.push_back(l.out);
+  const std::size_t hidden = dims.size() - 2;
+  if (hidden >= 2 && std::all_of(dims.begin() + 1, dims.end() - 1, [&](std::size_t d) { return d == dims[1]; }))
+    return std::to_string(dims.front()) + "-" + std::to_string(dims[1]) + "x" + std::to_string(hidden) + "-" + std::to_string(dims.back());
+  std::string s;
+  for (std::size_t d : dims) s += (s.empty() ? "" : "-") + std::to_string(d);
+  return s;
+}
+
+}  // namespace
+
+int unrolled_tiles(const FusedPlan& p) {
+  int tiles = 0;
+  const std::size_t layers = p.activations.size();
+  for (std::size_t l = 0; l < layers; ++l) {
+    // ops::repeats_previous_layer: such a layer runs in the loop of the run's first
+    const bool repeats = p.policy.loop_layers && l >= 2 && l + 1 < layers && p.widths[l - 1] == p.widths[l] &&
+                         p.widths[l] == p.widths[l + 1] && p.activations[l - 1] == p.activations[l];
+    if (!repeats) tiles += p.widths[l] * p.widths[l + 1];
+  }
+  return tiles;
+}
+
+FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest request) {
+  check_widths(model, backend);
+  FusedPlan p;
+  p.family = request.family;
+  p.input_dim = model.input_dim();
+  p.output_dim = model.output_dim();
+  p.shape = shape_text(model);
+  p.widths = {tiles_of(model.input_dim())};
+  for (const Layer& l : model.layers) {
+    p.widths.push_back(tiles_of(l.out));
+    p.activations.push_back(l.activation.kind);
+  }
+  const int widest = *std::max_element(p.widths.begin(), p.widths.end());
+  p.max_tiles = widest <= 1 ? 1 : widest <= 2 ? 2 : widest <= 4 ? 4 : 8;
+  p.fixed_index = compiled_in_index(p);
+  p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
+  if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;
+  // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
+  // ops/fused_mlp_kernels.gpu.cpp).
+  p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
+  p.policy = p.kind == KernelKind::runtime_shaped ? ops::fused_policy(p.family, false, {p.max_tiles, p.max_tiles, p.max_tiles, false})
+                                                  : ops::fused_policy(p.family, p.f16_accumulation, {p.widths.front(), widest, p.widths.back(), true});
+  if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
+    PlanRequest built_in = request;
+    built_in.specialize = false;
+    return plan_fused(model, backend, built_in);
+  }
+  p.narrow_input = p.policy.narrow_edges && p.input_dim <= 8;
+  p.narrow_output = p.policy.narrow_edges && p.output_dim <= 8;
+  return p;
+}
+
+std::string FusedPlan::kernel_name() const {
+  const std::string acc = f16_accumulation ? "_f16acc" : "";
+  switch (kind) {
+    case KernelKind::runtime_shaped: return "mlpcore_mlp_t" + std::to_string(max_tiles);
+    case KernelKind::compiled_in: return "mlpcore_mlp_fixed_" + std::to_string(fixed_index) + acc;
+    case KernelKind::specialized: return "mlpcore_mlp_specialized";  // its module holds this model's kernels only
+  }
+  return {};
+}
+
+std::string FusedPlan::describe() const {
+  const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
+  switch (kind) {
+    case KernelKind::runtime_shaped: return "run-time-shaped, up to " + std::to_string(16 * max_tiles) + " wide, for " + shape;
+    case KernelKind::compiled_in: return "compiled in for " + shape + acc;
+    case KernelKind::specialized: return "specialized for " + shape + acc;
+  }
+  return {};
+}
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,61 @@
+#pragma once
+// How a fused-kernel backend runs one model, decided once when the network is built: the model's shape in
+// tiles and activations, which kernel (compiled in, run-time-shaped, or specialized for this model), its
+// policy (the family's table entry, ops/fused_policy.h) and its accumulation. Packing, kernel lookup and
+// the specialized source all take this plan; nothing re-derives it from the Model.
+#include <string>
+#include <vector>
+
+#include "mlpcore/model.h"
+#include "ops/fused_policy.h"
+
+namespace mlpcore::detail {
+
+enum class KernelKind {
+  runtime_shaped,  // mlpcore_mlp_t<max_tiles>: shape read at run time
+  compiled_in,     // mlpcore_mlp_fixed_<fixed_index>: one of ops/fused_shapes.h
+  specialized,     // mlpcore_mlp_specialized: this model's own kernel, compiled for it
+};
+
+struct FusedPlan {
+  ops::TileFamily family = ops::TileFamily::rdna3;
+  KernelKind kind = KernelKind::runtime_shaped;
+  bool f16_accumulation = false;
+  std::vector<int> widths;                   // in tiles of 16: input, then each layer's output
+  std::vector<ActivationKind> activations;   // one per layer
+  std::size_t input_dim = 0, output_dim = 0;
+  int max_tiles = 1;                         // the widest layer in tiles, rounded up to 1, 2, 4 or 8
+  int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
+  ops::FusedPolicy policy;                   // what the kernel runs with
+  // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
+  bool narrow_input = false, narrow_output = false;
+  std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
+
+  std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
+  // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, up to
+  // 128 wide, for 3-128x8-1", "specialized for 64-64x5-4".
+  std::string describe() const;
+  bool operator==(const FusedPlan&) const = default;
+};
+
+// Which kernels a backend may plan for. specialize: it can compile this model's own kernel;
+// f16_accumulation: it accumulates in float16 wherever the kernel's shape is compiled in or specialized.
+struct PlanRequest {
+  ops::TileFamily family;
+  bool specialize = false;
+  bool f16_accumulation = false;
+};
+
+// The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers
+// that run in a loop (FusedPolicy::loop_layers).
+int unrolled_tiles(const FusedPlan& plan);
+
+// An NVIDIA specialized kernel has at most this many tiles in its code; a larger one is planned as the
+// built-in kernels (NVRTC's unrolling gave up on 104-128-128-128-128-128-128-89 with seven different
+// activations, 424 tiles: loops over register arrays put them in local memory).
+inline constexpr int kMaxUnrolledTiles = 256;
+
+// Throws Error(unsupported_model) for a layer wider than ops::kMaxFusedWidth, naming `backend`.
+FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest request);
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,72 @@
+#include "engine/src/specialized_source.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "engine/src/kernel_headers.h"
+
+namespace mlpcore::detail {
+namespace {
+
+const char* family_name(ops::TileFamily f) {
+  switch (f) {
+    case ops::TileFamily::rdna3: return "rdna3";
+    case ops::TileFamily::rdna4: return "rdna4";
+    case ops::TileFamily::cdna: return "cdna";
+    case ops::TileFamily::nvidia: return "nvidia";
+  }
+  return "unknown";
+}
+
+std::string hex64(std::uint64_t v) {
+  char s[17];
+  std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+  return s;
+}
+
+const char* boolean(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+std::uint64_t fnv1a64(const void* data, std::size_t size, std::uint64_t seed) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) seed = (seed ^ p[i]) * 0x100000001b3ull;
+  return seed;
+}
+
+std::string specialized_source(const FusedPlan& plan) {
+  if (plan.kind != KernelKind::specialized) throw std::logic_error("specialized_source: not a specialized plan");
+  std::string activations, widths;
+  for (ActivationKind a : plan.activations) activations += std::string(activations.empty() ? "" : ", ") + "mlpcore::ActivationKind::" + to_string(a);
+  for (int w : plan.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
+  const ops::FusedPolicy& p = plan.policy;
+  const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
+                           boolean(plan.f16_accumulation) + ",\n    mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " +
+                           boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " + std::to_string(p.min_blocks) + ", " +
+                           boolean(p.narrow_edges) + ", " + boolean(p.loop_layers) + "},\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
+                           boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + widths + ">";
+  // A namespace named after the type, so that several sources can share one translation unit (the tests).
+  const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
+  return "// mlpcore: kernels specialized for " + plan.shape + " (" + family_name(plan.family) + ", " +
+         (plan.f16_accumulation ? "float16" : "float32") + " accumulation)\n" +
+         "#include \"ops/fused_mlp_specialized.h\"\n"
+         "namespace " + ns + " {\nusing Network = " + type + ";\n}\n" +
+         "MLPCORE_SPECIALIZED_KERNELS(" + ns + "::Network)\n";
+}
+
+std::string specialized_source_key(const std::string& source) {
+  static const std::uint64_t headers = [] {
+    std::uint64_t h = fnv1a64("mlpcore kernel headers", 22);
+    for (const KernelHeader& k : kernel_headers()) {
+      h = fnv1a64(k.name.data(), k.name.size(), h);
+      h = fnv1a64(k.text.data(), k.text.size(), h);
+    }
+    return h;
+  }();
+  const std::uint64_t a = fnv1a64(source.data(), source.size(), headers);
+  // A second, differently seeded pass: 128 bits, so distinct sources never share a key in practice.
+  const std::uint64_t b = fnv1a64(source.data(), source.size(), headers ^ 0x9e3779b97f4a7c15ull);
+  return hex64(a) + hex64(b);
+}
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,44 @@
+#pragma once
+// One model's specialized kernels. engine/src/specialized_source.cpp writes, per network, a source that
+// includes this header, names a SpecializedNetwork (the plan: family, accumulation, policy, activations,
+// narrow edges and shape in tiles) and ends with MLPCORE_SPECIALIZED_KERNELS(that type). NVRTC (or a compiler, for
+// `mlpcore compile`) builds it into kernels mlpcore_mlp_specialized and mlpcore_mlp_specialized_f16; the
+// tests compile the very same text for the wave emulator, defining MLPCORE_SPECIALIZED_KERNELS first.
+#include "ops/fused_mlp.h"
+#include "ops/fused_policy.h"
+
+namespace mlpcore::ops {
+
+template <TileFamily Family, bool F16Accumulation, FusedPolicy Policy, class ActivationsOf, class Edges, int... Widths>
+struct SpecializedNetwork {
+  static constexpr TileFamily kFamily = Family;
+  static constexpr bool kF16Accumulation = F16Accumulation;
+  static constexpr FusedPolicy kPolicy = Policy;
+
+  template <class Tile, class Io>
+  MLPCORE_DEVICE static void run(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
+    static_assert(Tile::kFamily == Family, "a specialized source runs on the tile family it was planned for");
+    static_assert((sizeof(acc_elem_t<Tile>) == 2) == F16Accumulation, "the tile accumulates as planned");
+    mlp_forward_fixed<Tile, Policy, ActivationsOf, Edges, Widths...>(net, input, output, batch);
+  }
+};
+
+}  // namespace mlpcore::ops
+
+#ifndef MLPCORE_SPECIALIZED_KERNELS
+#include "ops/fused_kernel_entry.h"
+
+namespace mlpcore::ops {
+template <bool F16Accumulation>
+struct native_tile_of {
+  using type = NativeTile;
+};
+MLPCORE_IF_F16ACC(template <> struct native_tile_of<true> { using type = NativeF16AccTile; };)
+}  // namespace mlpcore::ops
+
+#define MLPCORE_SPECIALIZED_RUN(Network) \
+  Network::template run<typename mlpcore::ops::native_tile_of<Network::kF16Accumulation>::type>
+#define MLPCORE_SPECIALIZED_KERNELS(Network)                                                                  \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_specialized, float, Network::kPolicy, MLPCORE_SPECIALIZED_RUN(Network)) \
+  MLPCORE_FUSED_KERNEL(mlpcore_mlp_specialized_f16, mlpcore::ops::half_t, Network::kPolicy, MLPCORE_SPECIALIZED_RUN(Network))
+#endif

@@ -1,0 +1,71 @@
+#pragma once
+// How each tile family runs the fused kernel, in one table (as llama.cpp's fattn_mma_config): tiles
+// carry geometry only, and their family (Tile::kFamily) keys this table. The host plans with it
+// (engine/src/fused_plan.h) and the kernels read the same values, so both agree on every choice.
+#include "ops/host_device.h"
+
+namespace mlpcore::ops {
+
+// The matrix-core families; mirrors the arch macros of ops/arch_config.h.
+enum class TileFamily { rdna3, rdna4, cdna, nvidia };
+
+// What a fused kernel knows of its network at compile time: input, widest layer and output in tiles of
+// 16, and whether the whole shape is compiled in (else those are upper bounds).
+struct FusedShape {
+  int input_tiles;
+  int width_tiles;
+  int output_tiles;
+  bool fixed;
+};
+
+// sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
+// prefetch_weights the next output tile's weights load during this one's matrix instructions; with
+// prefetch_input the next sample block's input is copied to shared memory during this one's layers
+// (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
+// multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
+// it to the compiler, as the AMD kernels always do); with narrow_edges a fixed-shape kernel runs a first
+// layer of at most 8 features and a last layer of at most 8 units on the tile's narrow instructions
+// (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k and ::n); with
+// loop_layers a fixed-shape kernel runs each run of identical hidden layers as a loop at run time (one
+// layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute).
+// A structural type: specialized kernels take the plan's policy as a template argument.
+struct FusedPolicy {
+  int sample_tiles = 1;
+  bool prefetch_weights = false;
+  bool prefetch_input = false;
+  int min_blocks = 0;
+  bool narrow_edges = false;
+  bool loop_layers = false;
+  bool operator==(const FusedPolicy&) const = default;
+};
+
+MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f16_accumulation, FusedShape shape) {
+  switch (family) {
+    case TileFamily::rdna3:
+    case TileFamily::rdna4:
+    case TileFamily::cdna:
+      // One sample tile per wave and no early weight loads: more does not fit AMD register budgets.
+      return {};
+    case TileFamily::nvidia:
+      // Measured on an H100 ("compiled-in": every fixed shape, specialized ones too): two sample tiles
+      // per warp, except one in the run-time-shaped kernels wider than 32 (their extra registers would
+      // spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one). Compiled-in shapes wider
+      // than 64 load the next output tile's weights early (32-128x4-16 +19%), keep one sample tile where
+      // the input is wider than 32 or the output than 16 (two took ptxas to 255 registers and spills, as
+      // in 104-128x6-89), and loop over identical hidden layers (NVRTC took 54 s on 3-128x8-1 unrolled).
+      // Compiled-in shapes up to 64 wide with one input tile prefetch their input and fit 96 registers,
+      // 5 blocks per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the
+      // prefetch alone gains nothing; with float16 accumulators too, 96 registers beat 80 with 6 blocks
+      // by 2-5%). Narrow edges for shapes up to 64 wide with float16 accumulators (3-64x4-1 +9%,
+      // 16-64x2-4 +6%; at 128 wide the extra code paths took 178 to 255 registers and spilled; with
+      // float32 accumulators the last layer's single instruction made ptxas spill at 96 registers, and
+      // the device API needs full tiles).
+      if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
+      if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true};
+      if (shape.input_tiles > 1) return {2, false, false, 0, f16_accumulation};
+      return {2, false, true, 5, f16_accumulation};
+  }
+  return {};
+}
+
+}  // namespace mlpcore::ops

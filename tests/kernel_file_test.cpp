@@ -1,0 +1,175 @@
+// Kernel files (engine/src/kernel_file.h) and the kernel cache: round trips, hostile and corrupt files
+// refused by name, a cache that survives corrupt entries and concurrent writers, and plans decided once.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "engine/src/fused_plan.h"
+#include "engine/src/kernel_cache.h"
+#include "engine/src/kernel_file.h"
+#include "engine/src/specialized_source.h"
+#include "mlpcore/error.h"
+#include "tests/test_util.h"
+
+namespace mlpcore::detail {
+namespace {
+
+KernelFile sample_file() {
+  KernelFile k{"sm_90", "00112233445566778899aabbccddeeff", "NVRTC 13.0", "specialized for 3-64x4-1", {}};
+  for (int i = 0; i < 1000; ++i) k.code.push_back(static_cast<std::byte>(i * 7));
+  return k;
+}
+
+void expect_refused(std::vector<std::byte> bytes, const std::string& field) {
+  try {
+    (void)decode_kernel_file(bytes, "k.mlpck");
+    FAIL() << "accepted a kernel file with a bad " << field;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kernel_file);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("k.mlpck"), std::string::npos) << what;
+    EXPECT_NE(what.find(field), std::string::npos) << what;
+  }
+}
+
+TEST(KernelFile, RoundTrips) {
+  const KernelFile k = sample_file();
+  const KernelFile back = decode_kernel_file(encode_kernel_file(k), "k.mlpck");
+  EXPECT_EQ(back.target, k.target);
+  EXPECT_EQ(back.source_key, k.source_key);
+  EXPECT_EQ(back.compiler, k.compiler);
+  EXPECT_EQ(back.network, k.network);
+  EXPECT_EQ(back.code, k.code);
+}
+
+TEST(KernelFile, MalformedFilesAreRefusedNamingTheField) {
+  const std::vector<std::byte> good = encode_kernel_file(sample_file());
+  auto bad = good;
+  bad[0] = std::byte{'X'};
+  expect_refused(bad, "magic");
+  bad = good;
+  bad[8] = std::byte{9};
+  expect_refused(bad, "version");
+  bad = good;
+  bad[12] = std::byte{0xff}, bad[13] = std::byte{0xff};  // the target's length: 65535 bytes
+  expect_refused(bad, "target");
+  expect_refused({good.begin(), good.begin() + 30}, "source_key");
+  expect_refused({good.begin(), good.end() - 1}, "code_size");
+  bad = good;
+  bad.back() ^= std::byte{1};
+  expect_refused(bad, "code_checksum");
+  expect_refused({}, "magic");
+}
+
+TEST(KernelFile, ForAnotherNetworkOrGpuIsRefused) {
+  const KernelFile k = sample_file();
+  EXPECT_NO_THROW(check_kernel_file_matches(k, "k.mlpck", k.source_key, "sm_90", "x"));
+  try {
+    check_kernel_file_matches(k, "k.mlpck", k.source_key, "sm_86", "x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compiled for sm_90; this GPU is sm_86"), std::string::npos) << e.what();
+  }
+  try {
+    check_kernel_file_matches(k, "k.mlpck", "another", "sm_90", "specialized for 64-64x5-4");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("this network is specialized for 64-64x5-4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelCache, StoresLoadsAndRebuildsCorruptEntries) {
+  const test::TempDir dir;
+  const KernelCache cache((dir / "cache").string());
+  const KernelFile k = sample_file();
+  EXPECT_FALSE(cache.load(k.source_key, k.target, k.compiler));
+  EXPECT_EQ(cache.store(k), "");
+  ASSERT_TRUE(cache.load(k.source_key, k.target, k.compiler));
+  EXPECT_EQ(cache.load(k.source_key, k.target, k.compiler)->code, k.code);
+  // Another compiler or target is another entry.
+  EXPECT_FALSE(cache.load(k.source_key, k.target, "NVRTC 12.4"));
+  EXPECT_FALSE(cache.load(k.source_key, "sm_80", k.compiler));
+  // A damaged entry reads as missing, and storing again repairs it.
+  std::filesystem::path entry;
+  for (const auto& e : std::filesystem::directory_iterator(cache.directory())) entry = e.path();
+  {
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x5a');
+  }
+  EXPECT_FALSE(cache.load(k.source_key, k.target, k.compiler));
+  EXPECT_EQ(cache.store(k), "");
+  EXPECT_TRUE(cache.load(k.source_key, k.target, k.compiler));
+}
+
+TEST(KernelCache, ConcurrentWritersLeaveAnIntactEntry) {
+  const test::TempDir dir;
+  const KernelCache cache((dir / "cache").string());
+  const KernelFile k = sample_file();
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 8; ++i)
+    writers.emplace_back([&] {
+      for (int j = 0; j < 20; ++j) EXPECT_EQ(cache.store(k), "");
+    });
+  for (int j = 0; j < 100; ++j) {
+    const auto loaded = cache.load(k.source_key, k.target, k.compiler);
+    if (loaded) EXPECT_EQ(loaded->code, k.code);  // a reader sees a whole entry or none
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_TRUE(cache.load(k.source_key, k.target, k.compiler));
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(cache.directory())) ++files;
+  EXPECT_EQ(files, 1u) << "temporary files left behind";
+}
+
+TEST(KernelCache, OffDisablesIt) {
+  const KernelCache cache("off");
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_EQ(cache.store(sample_file()), "");
+  EXPECT_FALSE(cache.load("a", "sm_90", "c"));
+}
+
+Model relu_model(const std::vector<std::size_t>& widths, ActivationKind last = ActivationKind::none) {
+  std::mt19937 rng(3);
+  std::vector<Activation> acts(widths.size() - 1, Activation::make(ActivationKind::relu));
+  acts.back() = Activation::make(last);
+  return test::random_model(rng, widths, acts);
+}
+
+TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
+  const Model fixed = relu_model({32, 64, 64, 64, 64, 16}), other = relu_model({64, 64, 64, 64, 64, 64, 4});
+  const FusedPlan compiled = plan_fused(fixed, "t", {ops::TileFamily::nvidia, false, true});
+  EXPECT_EQ(compiled.kind, KernelKind::compiled_in);
+  EXPECT_EQ(compiled.kernel_name(), "mlpcore_mlp_fixed_0_f16acc");
+  EXPECT_TRUE(compiled.f16_accumulation);
+  const FusedPlan runtime = plan_fused(other, "t", {ops::TileFamily::nvidia, false, true});
+  EXPECT_EQ(runtime.kind, KernelKind::runtime_shaped);
+  EXPECT_FALSE(runtime.f16_accumulation);  // the run-time-shaped kernels accumulate in float32 only
+  EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_t4");
+  EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, false, {4, 4, 4, false}));
+  const FusedPlan special = plan_fused(other, "t", {ops::TileFamily::nvidia, true, true});
+  EXPECT_EQ(special.kind, KernelKind::specialized);
+  EXPECT_TRUE(special.f16_accumulation);
+  EXPECT_EQ(special.kernel_name(), "mlpcore_mlp_specialized");
+  EXPECT_EQ(special.shape, "64-64x5-4");
+  EXPECT_EQ(special.widths, (std::vector<int>{4, 4, 4, 4, 4, 4, 1}));
+  EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, true, {4, 4, 1, true}));
+  EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
+}
+
+TEST(SpecializedSource, NamesThePlanAndKeysFollowTheText) {
+  const FusedPlan a = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true});
+  const FusedPlan b = plan_fused(relu_model({3, 64, 64, 1}, ActivationKind::sigmoid), "t", {ops::TileFamily::nvidia, true});
+  const std::string sa = specialized_source(a), sb = specialized_source(b);
+  EXPECT_NE(sa.find("MLPCORE_SPECIALIZED_KERNELS("), std::string::npos);
+  EXPECT_NE(sa.find("1, 4, 4, 1>"), std::string::npos) << sa;
+  EXPECT_NE(sb.find("ActivationKind::sigmoid"), std::string::npos) << sb;
+  EXPECT_EQ(specialized_source_key(sa), specialized_source_key(specialized_source(a)));
+  EXPECT_NE(specialized_source_key(sa), specialized_source_key(sb));
+  EXPECT_EQ(specialized_source_key(sa).size(), 32u);
+  EXPECT_THROW((void)specialized_source(plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia})), std::logic_error);
+}
+
+}  // namespace
+}  // namespace mlpcore::detail

@@ -1,0 +1,116 @@
+// Specialized kernels compiled by NVRTC, as the cuda backend and `mlpcore compile` do, where NVRTC is on
+// the machine (no GPU needed): kernel files for sm_90, and their code checked as CI checks the AMD code
+// objects: the matrix-instruction count at the floor, no local arrays, at most a few spilled registers,
+// registers reported.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "engine/src/cuda_specialize.h"
+#include "engine/src/nvrtc.h"
+#include "engine/src/specialized_source.h"
+#include "mlpcore/error.h"
+#include "mlpcore/network.h"
+#include "tests/specialized/specialized_cases.h"
+
+namespace mlpcore::detail {
+namespace {
+
+#define SKIP_WITHOUT_NVRTC() \
+  if (!nvrtc().loaded()) GTEST_SKIP() << "no NVRTC here: " << nvrtc().load_error()
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// mma.sync instructions in one kernel's code: per sample tile, each layer's out x in tiles, two m16n8
+// instructions per tile, one where a narrow last layer has N = 8; with loop_layers a hidden layer that
+// repeats the one before (same widths and activation) runs in that one's loop, so its code is not there
+// again (every sample still runs every layer's instructions once).
+std::size_t mma_floor(const FusedPlan& p) {
+  std::size_t n = 0;
+  const std::size_t layers = p.widths.size() - 1;
+  for (std::size_t l = 0; l < layers; ++l) {
+    const bool repeats = p.policy.loop_layers && l >= 2 && l + 1 < layers && p.widths[l - 1] == p.widths[l] &&
+                         p.widths[l] == p.widths[l + 1] && p.activations[l - 1] == p.activations[l];
+    if (repeats) continue;
+    const bool narrow_n = p.narrow_output && l + 1 == layers;
+    n += static_cast<std::size_t>(p.widths[l] * p.widths[l + 1]) * (narrow_n ? 1 : 2);
+  }
+  return n * static_cast<std::size_t>(p.policy.sample_tiles);
+}
+
+// ptxas may spill a few registers to reach the next occupancy step (64-88-24-56-31-44-36-27 with float16
+// accumulators: 96 registers and 12 bytes, or 252 registers and none with room for only one block); more
+// than kMaxSpillBytes would mean the kernel's working set no longer fits.
+constexpr int kMaxSpillBytes = 32;
+
+TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
+  SKIP_WITHOUT_NVRTC();
+  for (const auto& c : test::specialized_cases()) {
+    for (const bool f16acc : {false, true}) {
+      const FusedPlan plan = plan_fused(c.model, "test", {ops::TileFamily::nvidia, true, f16acc});
+      if (plan.kind != KernelKind::specialized) {  // too large to unroll (kMaxUnrolledTiles)
+        std::cout << c.name << ": " << plan.describe() << "\n";
+        continue;
+      }
+      const Nvrtc::Output out = nvrtc().compile(specialized_source(plan), 90);
+      const std::string what = c.name + (f16acc ? " f16acc" : "");
+      EXPECT_FALSE(out.cubin.empty()) << what;
+      EXPECT_EQ(count(out.ptx, "mma.sync.aligned"), 2 * mma_floor(plan)) << what << " (two kernels: float32 and float16 I/O)";
+      EXPECT_EQ(count(out.ptx, ".local"), 0u) << what << ": local memory";
+      const std::regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+      std::size_t kernels = 0;
+      for (auto m = std::sregex_iterator(out.log.begin(), out.log.end(), spills); m != std::sregex_iterator(); ++m, ++kernels) {
+        EXPECT_LE(std::stoi((*m)[1]), kMaxSpillBytes) << what << "\n" << out.log;
+        EXPECT_LE(std::stoi((*m)[2]), kMaxSpillBytes) << what << "\n" << out.log;
+      }
+      EXPECT_EQ(kernels, 2u) << what << "\n" << out.log;
+      const std::regex registers("Used ([0-9]+) registers");
+      std::size_t reported = 0;
+      for (auto m = std::sregex_iterator(out.log.begin(), out.log.end(), registers); m != std::sregex_iterator(); ++m) {
+        const int used = std::stoi((*m)[1]);
+        EXPECT_LE(used, 255) << what;
+        ++reported;
+        std::cout << what << ": " << used << " registers\n";
+      }
+      EXPECT_EQ(reported, 2u) << what;
+    }
+  }
+}
+
+TEST(NvrtcCompile, CompileKernelsWritesAFileTheCudaBackendAccepts) {
+  SKIP_WITHOUT_NVRTC();
+  const test::TempDir dir;
+  const auto cases = test::specialized_cases();
+  const Model& model = cases.front().model;  // 64-64x5-4
+  const std::string said = compile_kernels(model, "cuda-f16acc", "sm_90", dir / "k.mlpck");
+  EXPECT_NE(said.find("specialized for 64-64x5-4 (float16 accumulation), compiled by NVRTC"), std::string::npos) << said;
+  const KernelFile k = read_kernel_file(dir / "k.mlpck");
+  EXPECT_EQ(k.target, "sm_90");
+  const FusedPlan plan = plan_fused(model, "cuda-f16acc", {ops::TileFamily::nvidia, true, true});
+  EXPECT_NO_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(plan)), "sm_90", plan.describe()));
+  const FusedPlan f32 = plan_fused(model, "cuda", {ops::TileFamily::nvidia, true, false});
+  EXPECT_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(f32)), "sm_90", f32.describe()), Error);
+}
+
+TEST(NvrtcCompile, UnknownTargetsAndBackendsAreRefused) {
+  const test::TempDir dir;
+  const Model model = test::specialized_cases().front().model;
+  for (const char* target : {"sm_75", "sm_9x", "sm_", "90", "gfx1100"}) {
+    try {
+      (void)compile_kernels(model, "cuda", target, dir / "k.mlpck");
+      FAIL() << target;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(target), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)compile_kernels(model, "hip", "sm_90", dir / "k.mlpck"), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "k.mlpck"));
+}
+
+}  // namespace
+}  // namespace mlpcore::detail

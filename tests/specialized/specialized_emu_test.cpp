@@ -1,0 +1,96 @@
+// Each model's specialized kernels, as the engine writes their source for NVRTC (and `mlpcore compile`),
+// compiled for the wave emulator and run against float64: random shapes and issue 14's table, every
+// activation, every tile family, float32 and float16 I/O, batches 1, 15, 17 and 1000.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "engine/src/specialized_source.h"
+#include "ops/half_bits.h"
+#include "tests/specialized/specialized_cases.h"
+#include "tests/specialized/specialized_registry.h"
+
+namespace mlpcore::test {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class SpecializedSources : public ::testing::TestWithParam<SpecializedVariant> {};
+
+// The text compiled here is the text the engine produces for the model now: a plan or source that drifts
+// from what the tests compiled fails here.
+TEST_P(SpecializedSources, CompiledTextIsWhatTheEngineWritesForTheModel) {
+  const auto cases = specialized_cases();
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto plan = detail::plan_fused(cases[c].model, "test", GetParam().request);
+    EXPECT_EQ(read_text(std::string(MLPCORE_SPECIALIZED_DIR) + "/" + specialized_source_file(c, GetParam())), source_or_note(plan)) << cases[c].name;
+    if (plan.kind != detail::KernelKind::specialized) {
+      // Only an NVIDIA network whose unrolled code would be too large is not specialized.
+      EXPECT_EQ(plan.family, ops::TileFamily::nvidia) << cases[c].name;
+      int tiles = 0;
+      for (std::size_t l = 0; l + 1 < plan.widths.size(); ++l) tiles += plan.widths[l] * plan.widths[l + 1];
+      EXPECT_GT(tiles, detail::kMaxUnrolledTiles) << cases[c].name;
+      continue;
+    }
+    EXPECT_NE(specialized_registry().find(c, plan.family, plan.f16_accumulation), nullptr) << cases[c].name << " was not compiled";
+  }
+}
+
+template <class T>
+void check_batch(const detail::BackendNetwork& net, const Model& model, std::size_t batch, double tolerance, std::mt19937& rng,
+                 const std::string& what, double& worst) {
+  auto values = random_inputs(rng, batch * model.input_dim());
+  std::vector<T> input(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[i] = to_io<T>(values[i]));  // the reference sees the input as stored
+  const std::size_t n = batch * model.output_dim();
+  std::vector<T> output(n + 32);
+  const T poison = to_io<T>(NAN), guard = to_io<T>(12345.0f);
+  std::fill(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(n), poison);
+  std::fill(output.begin() + static_cast<std::ptrdiff_t>(n), output.end(), guard);
+  net.infer({input.data(), output.data(), batch, std::is_same_v<T, float> ? detail::Io::f32 : detail::Io::f16});
+  const auto ref = naive_forward(model, values, batch);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float y = from_io(output[i]);
+    ASSERT_FALSE(std::isnan(y)) << what << ": output " << i << " never written";
+    const double err = std::fabs(y - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+    worst = std::max(worst, err);
+    ASSERT_LE(err, tolerance) << what << ": output " << i << " got " << y << " want " << ref[i];
+  }
+  for (std::size_t i = n; i < output.size(); ++i) ASSERT_EQ(output[i], guard) << what << ": wrote past the output";
+}
+
+// Tolerances are the emulated backends' claims (BackendInfo::verify_tolerance): float16 operands with
+// float32 accumulation 1e-2, float16 accumulation 3e-2, relative to max(1, |r|).
+TEST_P(SpecializedSources, MatchFloat64OnTheEmulator) {
+  const SpecializedVariant& v = GetParam();
+  const double tolerance = v.request.f16_accumulation ? 3e-2 : 1e-2;
+  std::mt19937 rng(77);
+  double worst = 0;
+  const auto cases = specialized_cases();
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const Model& model = cases[c].model;
+    const auto plan = detail::plan_fused(model, "test", v.request);
+    if (plan.kind != detail::KernelKind::specialized) continue;  // CompiledTextIsWhatTheEngineWritesForTheModel says why
+    const SpecializedRegistration* r = specialized_registry().find(c, plan.family, plan.f16_accumulation);
+    ASSERT_NE(r, nullptr) << cases[c].name;
+    const auto net = r->make(model, plan, r->kernel);
+    EXPECT_EQ(net->kernel(), plan.describe());
+    for (const std::size_t batch : {1, 15, 17, 1000})
+      check_batch<float>(*net, model, batch, tolerance, rng, cases[c].name + " float32 I/O batch " + std::to_string(batch), worst);
+    for (const std::size_t batch : {17, 1000})
+      check_batch<std::uint16_t>(*net, model, batch, tolerance, rng, cases[c].name + " float16 I/O batch " + std::to_string(batch), worst);
+  }
+  std::cout << v.name << ": worst relative error " << worst << " (tolerance " << tolerance << ")\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, SpecializedSources, ::testing::ValuesIn(specialized_variants()), [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace mlpcore::test
