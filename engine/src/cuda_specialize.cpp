@@ -27,8 +27,10 @@ std::string target_of(int arch) { return "sm_" + std::to_string(arch); }
 }  // namespace
 
 const Nvrtc& nvrtc() {
-  static const Nvrtc compiler;
-  return compiler;
+  // Never unloaded: NVRTC keeps allocations (its C++ runtime's exception pool) that dlclose at exit
+  // would orphan, and a process that compiled once may compile again until it ends.
+  static const Nvrtc* const compiler = new Nvrtc;
+  return *compiler;
 }
 
 KernelFile compile_cuda_kernel_file(const FusedPlan& plan, int arch) {
