@@ -64,9 +64,9 @@ function(mlpcore_embed_code_objects source generated)
   endforeach()
   add_custom_command(
     OUTPUT ${generated}
-    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=amd_code_objects "-DINPUTS=${inputs}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
-    DEPENDS ${objects} ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=amd_code_objects -DHEADER=engine/src/code_objects.h -DTYPE=EmbeddedCodeObject -DALIGN=4096 "-DINPUTS=${inputs}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    DEPENDS ${objects} ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
     COMMENT "Embedding AMD code objects"
     VERBATIM)
   set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS "${objects}")

@@ -27,9 +27,9 @@ function(mlpcore_embed_cuda_fatbin source generated)
     VERBATIM)
   add_custom_command(
     OUTPUT ${generated}
-    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=cuda_code_objects "-DINPUTS=fatbin=${fatbin}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
-    DEPENDS ${fatbin} ${PROJECT_SOURCE_DIR}/cmake/EmbedCodeObjects.cmake
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${generated}" -DFUNCTION=cuda_code_objects -DHEADER=engine/src/code_objects.h -DTYPE=EmbeddedCodeObject -DALIGN=4096 "-DINPUTS=fatbin=${fatbin}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    DEPENDS ${fatbin} ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
     COMMENT "Embedding the CUDA fat binary"
     VERBATIM)
   set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS ${fatbin})

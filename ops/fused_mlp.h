@@ -55,7 +55,7 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
 // their packing instruction do (Tile::to_b_layout_relu).
 template <class Tile>
 MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param) {
-  if constexpr (requires { Tile::to_b_layout_relu(acc); }) {
+  if constexpr (FoldsRelu<Tile>) {
     if (kind == ActivationKind::relu) return Tile::to_b_layout_relu(acc);
   }
   activate_tile<Tile>(acc, kind, param);
@@ -79,17 +79,9 @@ struct SampleBlock {
 };
 
 // Inputs and outputs are float32 or float16 (Io = float or half_t) in memory; the kernel computes the same.
-// Tiles with row-vector I/O (4 consecutive values per lane and sample row, see tile_mma_sm80.h) use it
+// Tiles with row-vector I/O (RowVectorIo: 4 consecutive values per lane and sample row) use it
 // wherever the sample tile is whole and the rows allow it: a dimension that is a multiple of 4 and a base
 // aligned to 4 values.
-template <class Tile>
-concept RowVectorIo = requires(const float* in, float* out, const half_t* in16, half_t* out16, const typename Tile::AccFrag& acc) {
-  Tile::load_rows(in, 0u, 0u);
-  Tile::load_rows(in16, 0u, 0u);
-  Tile::store_rows(acc, out, 0u, 0u);
-  Tile::store_rows(acc, out16, 0u, 0u);
-};
-
 template <class Io>
 MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
   return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
@@ -142,10 +134,6 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
         row0[static_cast<std::size_t>(n) * out_dim + Tile::acc_unit(m)] = static_cast<Io>(v);
     });
 }
-
-// A hidden layer's output can feed the next layer (tiles with N = 8 exist for the last layer only).
-template <class Tile>
-concept FeedsNextLayer = requires(const typename Tile::AccFrag& acc) { Tile::to_b_layout(acc); };
 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
 // unrolled counters). A hidden layer leaves its output in `out` (which may be `act`); the last layer
@@ -364,6 +352,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
   static_assert(!kPolicy.narrow_edges || HasNarrowTiles<Tile>, "narrow edges need the tile's narrow instructions");
+  static_assert(!kPolicy.prefetch_input || CopiesAsync<Tile>, "the input prefetch needs the tile's asynchronous copies");
   constexpr int S = kPolicy.sample_tiles;
   constexpr int kInTiles = width_at<0, Widths...>();
   // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.

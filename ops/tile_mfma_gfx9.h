@@ -34,4 +34,7 @@ struct TileMfmaGfx9 {
   MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileMfmaGfx9, BFrag>(d); }
 };
 
+static_assert(MatrixTile<TileMfmaGfx9> && FeedsNextLayer<TileMfmaGfx9>);
+static_assert(!RowVectorIo<TileMfmaGfx9> && !FoldsRelu<TileMfmaGfx9> && !HasNarrowTiles<TileMfmaGfx9> && !CopiesAsync<TileMfmaGfx9>);
+
 }  // namespace mlpcore::ops

@@ -163,4 +163,12 @@ struct TileMmaSm80Shape {
 using TileMmaSm80 = TileMmaSm80Shape<float>;
 using TileMmaSm80F16Acc = TileMmaSm80Shape<half_t>;
 
+static_assert(MatrixTile<TileMmaSm80> && FeedsNextLayer<TileMmaSm80> && FoldsRelu<TileMmaSm80> && RowVectorIo<TileMmaSm80> &&
+              HasNarrowTiles<TileMmaSm80> && CopiesAsync<TileMmaSm80>);
+static_assert(MatrixTile<TileMmaSm80F16Acc> && FeedsNextLayer<TileMmaSm80F16Acc> && FoldsRelu<TileMmaSm80F16Acc> &&
+              RowVectorIo<TileMmaSm80F16Acc> && HasNarrowTiles<TileMmaSm80F16Acc> && CopiesAsync<TileMmaSm80F16Acc>);
+// The narrow shapes: a last layer's (N = 8) output feeds nothing, and only whole tiles have row-vector I/O.
+static_assert(FeedsNextLayer<TileMmaSm80::Shaped<8, 16>> && !FeedsNextLayer<TileMmaSm80::Shaped<16, 8>> &&
+              !RowVectorIo<TileMmaSm80::Shaped<8, 16>>);
+
 }  // namespace mlpcore::ops

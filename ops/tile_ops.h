@@ -5,6 +5,7 @@
 
 #include "ops/fused_policy.h"
 #include "ops/gpu_platform.h"
+#include "ops/matrix_tile.h"
 #include "ops/simd_types.h"
 
 namespace mlpcore::ops {
@@ -21,9 +22,6 @@ struct shaped_tile<Tile, 16, 16> {
 };
 template <class Tile, int K, int N>
 using shaped_tile_t = typename shaped_tile<Tile, K, N>::type;
-
-template <class Tile>
-concept HasNarrowTiles = requires { typename Tile::template Shaped<8, 8>; };
 
 // Calls f.template operator()<LayerTile>() with the tile of a layer packed for K features and N units
 // (LayerDesc::k, ::n: 8 or 16), where the caller allows a narrow K (NarrowK) or N (NarrowN); Tile

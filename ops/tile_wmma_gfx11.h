@@ -54,4 +54,7 @@ struct TileWmmaGfx11 {
   }
 };
 
+static_assert(MatrixTile<TileWmmaGfx11> && FeedsNextLayer<TileWmmaGfx11>);
+static_assert(!RowVectorIo<TileWmmaGfx11> && !FoldsRelu<TileWmmaGfx11> && !HasNarrowTiles<TileWmmaGfx11> && !CopiesAsync<TileWmmaGfx11>);
+
 }  // namespace mlpcore::ops

@@ -40,4 +40,7 @@ struct TileWmmaGfx12 {
   MLPCORE_DEVICE static BFrag to_b_layout(const AccFrag& d) { return pack_floats<TileWmmaGfx12, BFrag>(d); }
 };
 
+static_assert(MatrixTile<TileWmmaGfx12> && FeedsNextLayer<TileWmmaGfx12>);
+static_assert(!RowVectorIo<TileWmmaGfx12> && !FoldsRelu<TileWmmaGfx12> && !HasNarrowTiles<TileWmmaGfx12> && !CopiesAsync<TileWmmaGfx12>);
+
 }  // namespace mlpcore::ops

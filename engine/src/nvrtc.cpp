@@ -44,7 +44,7 @@ Nvrtc::Output Nvrtc::compile(const std::string& source, int arch) const {
   std::vector<std::string> names, texts;
   for (const KernelHeader& h : kernel_headers()) {
     names.emplace_back(h.name);
-    texts.emplace_back(h.text);
+    texts.emplace_back(h.text());
   }
   std::vector<const char*> name_ptrs, text_ptrs;
   for (std::size_t i = 0; i < names.size(); ++i) {

@@ -58,8 +58,9 @@ std::string specialized_source_key(const std::string& source) {
   static const std::uint64_t headers = [] {
     std::uint64_t h = fnv1a64("mlpcore kernel headers", 22);
     for (const KernelHeader& k : kernel_headers()) {
-      h = fnv1a64(k.name.data(), k.name.size(), h);
-      h = fnv1a64(k.text.data(), k.text.size(), h);
+      const std::string_view name = k.name, text = k.text();
+      h = fnv1a64(name.data(), name.size(), h);
+      h = fnv1a64(text.data(), text.size(), h);
     }
     return h;
   }();
