@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
 
   for (auto* command : {run, verify, bench}) {
     command->add_option("--kernels", options.kernels_file, "Kernel file from `mlpcore compile` for this model and GPU, used instead of compiling");
-    command->add_option("--kernel-cache", options.kernel_cache, "Compiled-kernel cache directory, or 'off' (default: MLPCORE_KERNEL_CACHE, else ~/.cache/mlpcore/kernels)");
+    command->add_option("--kernel-cache", options.kernel_cache, "Compiled-kernel cache directory, or 'off' (default: MLPCORE_KERNEL_CACHE, else XDG_CACHE_HOME/mlpcore/kernels, else ~/.cache/mlpcore/kernels)");
     command->add_flag("--no-specialize{false}", options.specialize, "Run the kernels built into mlpcore instead of compiling one for the model");
     command->add_option("--backend,-b", options.backend, "Backend name, or 'auto': the first available one that can run the model");
     command->add_option("--threads,-t", options.threads, "Threads for the cpu backend (default: MLPCORE_NUM_THREADS, else the CPUs this process may use)")

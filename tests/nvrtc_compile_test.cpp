@@ -4,6 +4,7 @@
 // registers reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "engine/src/cuda_specialize.h"
@@ -109,6 +110,27 @@ TEST(NvrtcCompile, UnknownTargetsAndBackendsAreRefused) {
     }
   }
   EXPECT_THROW((void)compile_kernels(model, "hip", "sm_90", dir / "k.mlpck"), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "k.mlpck"));
+}
+
+// A network too large to unroll runs the built-in kernels, and says why; `mlpcore compile` refuses it
+// with that reason instead of writing a file nothing would load (no NVRTC needed: it is refused first).
+TEST(NvrtcCompile, NetworksTooLargeToSpecializeAreRefusedSayingWhy) {
+  const test::TempDir dir;
+  const auto cases = test::specialized_cases();
+  const auto big = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c.name == "random 104-128-128-128-128-128-128-89"; });
+  ASSERT_NE(big, cases.end());
+  const FusedPlan plan = plan_fused(big->model, "cuda", {ops::TileFamily::nvidia, true, false});
+  EXPECT_NE(plan.kind, KernelKind::specialized);
+  EXPECT_NE(plan.not_specialized.find("more than the 256"), std::string::npos) << plan.not_specialized;
+  EXPECT_EQ(plan_fused(cases.front().model, "cuda", {ops::TileFamily::nvidia, true, false}).not_specialized, "");
+  try {
+    (void)compile_kernels(big->model, "cuda", "sm_90", dir / "k.mlpck");
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported_model) << e.what();
+    EXPECT_NE(std::string(e.what()).find("built-in kernels"), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(std::filesystem::exists(dir / "k.mlpck"));
 }
 

@@ -37,6 +37,9 @@ std::string compile_kernels(const Model& model, std::string_view backend, std::s
   const int arch = nvidia_arch(target);
   const std::string name(backend);
   const detail::FusedPlan plan = detail::plan_fused(model, name.c_str(), {ops::TileFamily::nvidia, true, backend == "cuda-f16acc"});
+  if (plan.kind != detail::KernelKind::specialized)
+    throw Error(ErrorCode::unsupported_model, "compile", "model",
+                plan.shape + ": " + plan.not_specialized + "; it runs on the built-in kernels, which need no kernel file");
   const auto start = std::chrono::steady_clock::now();
   const detail::KernelFile k = detail::compile_cuda_kernel_file(plan, arch);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

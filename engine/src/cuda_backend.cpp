@@ -123,6 +123,9 @@ std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::st
       description = plan.describe();
       if (options.notices) specialization_notice(name, plan, e.what(), false);
     }
+  } else if (!plan.not_specialized.empty()) {
+    if (from_file) throw Error(ErrorCode::kernel_file, options.kernels_file, "", "this network runs the built-in kernels: " + plan.not_specialized);
+    if (options.notices) specialization_notice(name, plan, plan.not_specialized, false);
   } else if (options.specialize && options.notices) {
     specialization_notice(name, plan, "no NVRTC (" + nvrtc().load_error() + "); `mlpcore compile` builds one ahead of time", true);
   }

@@ -85,7 +85,10 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
-    return plan_fused(model, backend, built_in);
+    FusedPlan plan = plan_fused(model, backend, built_in);
+    plan.not_specialized = "its kernel would unroll " + std::to_string(unrolled_tiles(p)) + " matrix tiles, more than the " +
+                           std::to_string(kMaxUnrolledTiles) + " of a specialized kernel";
+    return plan;
   }
   p.narrow_input = p.policy.narrow_edges && p.input_dim <= 8;
   p.narrow_output = p.policy.narrow_edges && p.output_dim <= 8;

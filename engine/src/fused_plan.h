@@ -30,6 +30,8 @@ struct FusedPlan {
   // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
   bool narrow_input = false, narrow_output = false;
   std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
+  // Why a network the backend could have specialized runs the built-in kernels instead; "" otherwise.
+  std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, up to
