@@ -13,7 +13,6 @@
 
 #include "apps/render_image.h"
 #include "apps/sdf_render_kernel.h"
-#include "engine/src/fused_packing.h"
 #include "mlpcore/mlpcore.h"
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_mma_sm80.h"
@@ -32,7 +31,7 @@ std::vector<float> trace_device_api(const render::Camera& cam, const Network& ne
   std::vector<float> out(4 * n), scratch(kWaves * device::scratch_floats<Tile, 3, 1>());
   const DeviceNetworkView view = net.device_view();
   const auto blocks = static_cast<unsigned>((n + kWaves * Tile::kWave - 1) / (kWaves * Tile::kWave));
-  detail::with_tile_variant(static_cast<int>(view.max_tiles), [&](auto max_tiles) {
+  mlpcore::with_max_tiles(view, [&](auto max_tiles) {
     emu::launch({blocks, 1, 1}, {kWaves * Tile::kWave, 1, 1}, Tile::kWave,
                 [&] { render::trace_pixels<Tile, decltype(max_tiles)::value>(view, cam, out.data(), scratch.data()); });
   });

@@ -50,12 +50,7 @@ int main(int argc, char** argv) {
     check(gpuEventCreate(&start), "gpuEventCreate");
     check(gpuEventCreate(&stop), "gpuEventCreate");
     check(gpuEventRecord(start), "gpuEventRecord");
-    switch (view.max_tiles) {
-      case 1: trace<1><<<blocks, kBlock>>>(view, cam, traced_d); break;
-      case 2: trace<2><<<blocks, kBlock>>>(view, cam, traced_d); break;
-      case 4: trace<4><<<blocks, kBlock>>>(view, cam, traced_d); break;
-      default: trace<8><<<blocks, kBlock>>>(view, cam, traced_d); break;
-    }
+    mlpcore::with_max_tiles(view, [&](auto max_tiles) { trace<decltype(max_tiles)::value><<<blocks, kBlock>>>(view, cam, traced_d); });
     check(gpuGetLastError(), "kernel launch");
     check(gpuEventRecord(stop), "gpuEventRecord");
     check(gpuEventSynchronize(stop), "gpuEventSynchronize");

@@ -25,13 +25,19 @@ MLPCORE_DEVICE void trace_pixels(const DeviceNetworkView& net, Camera cam, float
     t += d[0];
     if (t > kFarDistance) marching = false;
   }
+  // The central differences index the lane's arrays only with constants, and take the sign from the
+  // loop counter: an index known only at run time, or a list of signs to iterate over, would live in
+  // scratch memory.
   float gradient[3] = {0.0f, 0.0f, 0.0f};
   for (int axis = 0; axis < 3; ++axis)
-    for (float sign : {1.0f, -1.0f}) {
-      float p[3] = {cam.eye[0] + t * dir[0], cam.eye[1] + t * dir[1], cam.eye[2] + t * dir[2]}, d[1] = {0.0f};
-      p[axis] += sign * kNormalStep;
+    for (int side = 0; side < 2; ++side) {
+      const float sign = side == 0 ? 1.0f : -1.0f;
+      float p[3], d[1] = {0.0f};
+      MLPCORE_UNROLL
+      for (int i = 0; i < 3; ++i) p[i] = cam.eye[i] + t * dir[i] + (i == axis ? sign * kNormalStep : 0.0f);
       device::evaluate<Tile, MaxTiles, 3, 1>(net, wave_scratch, p, d, hit);
-      gradient[axis] += sign * d[0];
+      MLPCORE_UNROLL
+      for (int i = 0; i < 3; ++i) gradient[i] += i == axis ? sign * d[0] : 0.0f;
     }
   if (pixel >= pixels) return;
   out[4 * pixel] = hit ? t : -1.0f;

@@ -2,11 +2,14 @@
 // Evaluating an mlpcore network inside your own GPU kernel (HIP or CUDA; also on the wave emulator).
 //
 //   #include "ops/device_api.h"                       // target mlpcore::device
+//   template <int MaxTiles>
 //   __global__ void shade(mlpcore::DeviceNetworkView net, ...) {
 //     __shared__ float scratch[kWavesPerBlock][mlpcore::device::scratch_floats<Tile, 3, 1>()];
 //     float in[3] = {...}, out[1];
-//     mlpcore::device::evaluate<Tile, 4, 3, 1>(net, scratch[wave_in_block], in, out, ray_alive);
+//     mlpcore::device::evaluate<Tile, MaxTiles, 3, 1>(net, scratch[wave_in_block], in, out, ray_alive);
 //   }
+//   // On the host, the variant this network needs:
+//   mlpcore::with_max_tiles(view, [&](auto max_tiles) { shade<decltype(max_tiles)::value><<<grid, block>>>(view, ...); });
 //
 // Contract: every lane of the wave calls evaluate together, from converged control flow, with the same
 // network (a wave evaluates up to 32/64 samples at once on the matrix cores). A lane with no sample (a
@@ -14,7 +17,9 @@
 // zeros, and its outputs are left untouched. Lanes must not return before the call: the matrix
 // instructions need the whole wave (the wave emulator reports a lane that returned as an error).
 // Tile is the tile family of the GPU (ops/native_tile.h's NativeTile in a device build), MaxTiles the
-// kernel variant (view.max_tiles, widths up to 16 * MaxTiles), InDim/OutDim the model's dimensions.
+// kernel variant (widths up to 16 * MaxTiles): at least view.max_tiles, else the kernel traps; launch
+// through mlpcore::with_max_tiles (mlpcore/device_view.h), which instantiates exactly that variant.
+// InDim/OutDim are the model's dimensions (checked too).
 // `scratch` is this wave's scratch_floats<Tile, InDim, OutDim>() floats of shared memory (LDS): the
 // lanes' inputs and outputs pass through it; between layers the activations stay in registers.
 #include "mlpcore/device_view.h"
@@ -36,11 +41,14 @@ template <class Tile, int MaxTiles, int InDim, int OutDim>
 MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, const float (&in)[InDim], float (&out)[OutDim], bool active) {
   static_assert(Tile::kWave % 16 == 0, "a wave holds whole 16-sample tiles");
   constexpr int S = Tile::kWave / 16;
-  if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel();  // the kernel was built for another model
+  if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel("device::evaluate: InDim/OutDim are not the network's");
+  // A smaller variant would skip the wider layers' tiles: launch through mlpcore::with_max_tiles(view, ...).
+  if (view.max_tiles > MaxTiles) ops::abort_kernel("device::evaluate: MaxTiles is smaller than view.max_tiles");
   const ops::NetworkView net = to_network(view);
   const unsigned lane = ops::lane_id();
   float* inputs = scratch;
   float* outputs = scratch + Tile::kWave * InDim;
+  MLPCORE_UNROLL  // constant indices: the lane's arrays stay in registers, never in scratch
   for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : 0.0f;
   ops::sync_wave();
   typename Tile::BFrag act[MaxTiles][S];
@@ -51,8 +59,9 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
     ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, wave);
   }
   ops::sync_wave();
-  if (active)
-    for (int o = 0; o < OutDim; ++o) out[o] = outputs[lane * OutDim + o];
+  MLPCORE_UNROLL
+  for (int o = 0; o < OutDim; ++o)
+    if (active) out[o] = outputs[lane * OutDim + o];
 }
 
 }  // namespace mlpcore::device

@@ -33,7 +33,7 @@ inline void sync_block() { emu::barrier(); }
 inline void sync_wave() { emu::wave_barrier(); }
 inline void schedule_barrier() {}
 [[noreturn]] inline void trap(const char* why) { emu::trap(why); }
-[[noreturn]] inline void abort_kernel() { emu::trap("kernel aborted"); }
+[[noreturn]] inline void abort_kernel(const char* why) { emu::trap(why); }
 }  // namespace mlpcore::ops
 
 #elif defined(__HIP__) || defined(__CUDACC__)
@@ -77,8 +77,9 @@ MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
   __assert_fail(why, __FILE__, __LINE__, __func__);
   __builtin_trap();
 }
-// A trap without a message: no printing code, so no stack in kernels that keep it on their fast path.
-[[noreturn]] __device__ inline void abort_kernel() { __builtin_trap(); }
+// A trap that prints nothing on a GPU (no printing code, so no stack in kernels that keep it on their fast
+// path); `why` is what the wave emulator reports.
+[[noreturn]] __device__ inline void abort_kernel(const char*) { __builtin_trap(); }
 #else
 MLPCORE_DEVICE unsigned lane_id() { return threadIdx.x % 32; }
 MLPCORE_DEVICE void sync_wave() { __syncwarp(); }
@@ -87,7 +88,7 @@ MLPCORE_DEVICE void schedule_barrier() {}
   printf("mlpcore: %s\n", why);
   __trap();
 }
-[[noreturn]] __device__ inline void abort_kernel() { __trap(); }
+[[noreturn]] __device__ inline void abort_kernel(const char*) { __trap(); }
 #endif
 }  // namespace mlpcore::ops
 

@@ -136,6 +136,24 @@ def report(args):
                        f"| {occupancy(g, m)} | {n_matrix} | {n_valu} | {n_salu} | {n_mem} | {issue / 1e9:.2f} G/s "
                        f"| {memory / 1e9:.2f} G/s | **{implied / 1e9:.2f} G/s** | {100 * implied * flops_per_sample / peak:.0f}% |")
         out.append("")
+    out += ["## The device-side API", "",
+            "A user's kernel on `ops/device_api.h` (`tests/kernels/device_api_kernels.hip`: positions to SDF, two "
+            "waves per block), every `MaxTiles` variant as `mlpcore::with_max_tiles` launches them. *scratch* "
+            "counts spilled registers and per-lane arrays alike; it must be 0.", "",
+            "| arch | MaxTiles | widest layer | VGPRs | spilled VGPRs | scratch bytes | LDS bytes | matrix |",
+            "|---|---|---|---|---|---|---|---|"]
+    for arch in GPUS:
+        path = f"{args.build}/tests/device_api_kernels_{arch}.co"
+        meta, isa = metadata(args.readelf, path), disassemble(args.objdump, path)
+        for tiles in (1, 2, 4, 8):
+            kernel = f"mlpcore_test_sdf_at_points_t{tiles}"
+            m = meta[kernel]
+            n_matrix = sum(1 for _, op, _ in isa[kernel] if MATRIX.match(op))
+            out.append(f"| {arch} | {tiles} | {16 * tiles} | {m['vgpr_count']} | {m.get('vgpr_spill_count', '0')} "
+                       f"| {m['private_segment_fixed_size']} | {m['group_segment_fixed_size']} | {n_matrix} |")
+    out += ["", "RDNA3's 128-wide variant spills: its B operands are replicated across the half-waves, so a layer's "
+            "input and output activations take 128 VGPRs before any weight or accumulator; it needs a register "
+            "plan (open).", ""]
     out += ["## Where the weights live", "",
             "Packed A fragments stay in global memory and each lane loads its fragment with one wide load "
             "(`global_load_b128` ×2 on gfx11, ×1 on gfx12, `global_load_dwordx2` on gfx9) right before its "

@@ -42,7 +42,7 @@ class CudaNetwork final : public BackendNetwork {
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
-    if (!net_.device_view) throw no_device_view_with_f16_accumulation(name_);
+    if (!net_.device_view) throw no_device_view(name_);
     return net_.device_view;
   }
 

@@ -8,6 +8,7 @@
 
 #include "engine/src/emu_network.h"
 #include "engine/src/fused_plan.h"
+#include "mlpcore/device_view.h"
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/tile_mfma_gfx9.h"
@@ -35,7 +36,7 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
       break;
     case KernelKind::runtime_shaped: {
       EmulatedKernel k;
-      with_tile_variant(plan.max_tiles, [&](auto max_tiles) {
+      with_max_tiles(static_cast<std::uint32_t>(plan.max_tiles), [&](auto max_tiles) {
         k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n) { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, in, o, n); });
       });
       return k;

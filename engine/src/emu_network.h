@@ -34,7 +34,7 @@ class EmuNetwork final : public BackendNetwork {
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
-    if (packed_.f16_accumulation) throw no_device_view_with_f16_accumulation(name_);
+    if (!device_api_runs(packed_)) throw no_device_view(name_);
     return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
   }
 

@@ -29,9 +29,14 @@ void check_fits_f16_operands(const Model& model, const char* backend, bool f16_a
 
 const char* fused_kernel_suffix(Io io) { return io == Io::f16 ? "_f16" : ""; }
 
-Error no_device_view_with_f16_accumulation(const std::string& backend) {
+bool device_api_runs(const PackedNetwork& p) {
+  return !p.f16_accumulation && std::all_of(p.layers.begin(), p.layers.end(), [](const ops::LayerDesc& l) { return l.k == 16 && l.n == 16; });
+}
+
+Error no_device_view(const std::string& backend) {
   return Error(ErrorCode::invalid_argument, "device_view", "",
-               "backend '" + backend + "' accumulates in float16; the device API (ops/device_api.h) accumulates in float32: use the backend without -f16acc");
+               "backend '" + backend + "' packs this network for float16 accumulators or narrow edge instructions; the device API " +
+                   "(ops/device_api.h) runs full 16x16 tiles accumulating in float32: use the backend without -f16acc");
 }
 
 unsigned fused_grid(std::size_t batch) {

@@ -26,7 +26,7 @@ namespace mlpcore::detail {
 struct PackedNetwork {
   std::vector<ops::half_t> weights;
   std::vector<std::byte> biases;  // the tile's accumulator elements: float, or float16 bits
-  bool f16_accumulation = false;  // packed for a float16-accumulating tile (no device API view)
+  bool f16_accumulation = false;  // packed for a float16-accumulating tile
   std::vector<ops::LayerDesc> layers;
   std::uint32_t input_dim = 0, output_dim = 0;
   int max_tiles = 0;  // the kernel variant: 1, 2, 4 or 8 tiles of 16 per layer
@@ -107,9 +107,11 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
   return p;
 }
 
-// The device API (ops/device_api.h) accumulates in float32: a network packed for float16 accumulation
-// has no view for it.
-Error no_device_view_with_f16_accumulation(const std::string& backend);
+// Whether the device API (ops/device_api.h) runs a packing: it runs full 16x16 tiles accumulating in
+// float32, not layers packed for float16 accumulators or for narrow edge instructions. A backend whose
+// packing it does not run offers no view, and says why with no_device_view.
+bool device_api_runs(const PackedNetwork& p);
+Error no_device_view(const std::string& backend);
 
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
@@ -122,16 +124,5 @@ const char* fused_kernel_suffix(Io io);
 using ops::kFusedWavesPerBlock;
 unsigned fused_grid(std::size_t batch);
 void check_fused_batch(std::size_t batch);  // the kernels index samples with 32 bits
-
-// Calls f(std::integral_constant<int, N>) for the kernel variant N = max_tiles (FusedPlan::max_tiles).
-template <class F>
-void with_tile_variant(int max_tiles, F&& f) {
-  switch (max_tiles) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    default: return f(std::integral_constant<int, 8>{});
-  }
-}
 
 }  // namespace mlpcore::detail

@@ -19,12 +19,12 @@ struct UploadedNetwork {
   UploadedNetwork(const Runtime& rt, const PackedNetwork& p)
       : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
         view(network_view_of(weights->get(), biases->get(), layers->get(), p)) {
-    if (!p.f16_accumulation) device_view = device_view_of(weights->get(), view.biases, layers->get(), p);
+    if (device_api_runs(p)) device_view = device_view_of(weights->get(), view.biases, layers->get(), p);
   }
 
   std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
   ops::NetworkView view;
-  std::optional<DeviceNetworkView> device_view;  // none with float16 accumulation
+  std::optional<DeviceNetworkView> device_view;  // none where the device API does not run the packing
 };
 
 // The fused kernel `name` and its _f16 twin; missing(name) throws for one the module does not hold.

@@ -37,7 +37,10 @@ class HipNetwork final : public BackendNetwork {
     run_staged(gpu_, call, net_.view, [&](const IoBuffers& on_device) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr); });
   }
 
-  std::optional<DeviceNetworkView> device_view() const override { return net_.device_view; }
+  std::optional<DeviceNetworkView> device_view() const override {
+    if (!net_.device_view) throw no_device_view("hip");
+    return net_.device_view;
+  }
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {

@@ -76,11 +76,19 @@ void execute_matrix(std::span<const void* const> in, std::span<void* const> out)
     }
   }
 
+  // The order of the float32 sums. CDNA's 16-bit MFMA adds each group of 4 products pairwise, then the
+  // group to the accumulator (as modelled by microsoft/MMA-Sim, validated on MI-series hardware); the
+  // products of 16-bit values are exact in float32. AMD publishes no order for RDNA3/4's WMMA nor for
+  // the float32 MFMA: they add one product at a time here, an order the hardware may not share.
+  const bool pairwise_groups_of_4 = instr == MI::mfma_f32_16x16x16_f16 || instr == MI::mfma_f32_16x16x16_bf16;
   float d[16][16];
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 16; ++n) {
       float acc = c[m][n];
-      for (int k = 0; k < s.k; ++k) acc += a[m][k] * b[k][n];
+      if (pairwise_groups_of_4)
+        for (int k = 0; k < s.k; k += 4) acc += (a[m][k] * b[k][n] + a[m][k + 1] * b[k + 1][n]) + (a[m][k + 2] * b[k + 2][n] + a[m][k + 3] * b[k + 3][n]);
+      else
+        for (int k = 0; k < s.k; ++k) acc += a[m][k] * b[k][n];
       d[m][n] = acc;
     }
 

@@ -2,7 +2,7 @@
 // float64 reference: whole and partially active waves, and the loud failure of a lane that returned.
 #include <gtest/gtest.h>
 
-#include "engine/src/fused_packing.h"
+#include "mlpcore/error.h"
 #include "mlpcore/network.h"
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_mma_sm80.h"
@@ -52,7 +52,7 @@ TYPED_TEST(DeviceApi, LanesGetTheirOwnSdfValues) {
     constexpr unsigned kBlock = 2 * Tile::kWave;
     const unsigned blocks = (n + kBlock - 1) / kBlock;
     std::vector<float> sdf(n, NAN), scratch(2 * device::scratch_floats<Tile, 3, 1>(), NAN);  // one block's; blocks run in turn
-    detail::with_tile_variant(static_cast<int>(view.max_tiles), [&](auto max_tiles) {
+    with_max_tiles(view, [&](auto max_tiles) {
       emu::launch({blocks, 1, 1}, {kBlock, 1, 1}, Tile::kWave, [&] {
         sdf_at_points<Tile, decltype(max_tiles)::value>(view, points.data(), sdf.data(), n, scratch.data());
       });
@@ -82,6 +82,26 @@ TYPED_TEST(DeviceApi, ALaneThatReturnedFailsLoudly) {
                              sdf_at_points<Tile, 1>(view, points.data(), sdf.data(), Tile::kWave, scratch.data());
                            }),
                emu::EmulatorError);
+}
+
+// with_max_tiles instantiates exactly the variant the view asks for, and a narrower one, which would
+// skip the wider layers' tiles, traps instead of answering.
+TYPED_TEST(DeviceApi, AVariantNarrowerThanTheNetworkTraps) {
+  using Tile = TypeParam;
+  std::mt19937 rng(6);
+  const Model m = test::random_model(rng, {3, 40, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  const Network net(m, Backend<Tile>::name);
+  const DeviceNetworkView view = net.device_view();
+  ASSERT_EQ(view.max_tiles, 4u) << "40 wide: 3 tiles of 16, the variant for up to 4";
+  EXPECT_EQ(with_max_tiles(view, [](auto max_tiles) { return decltype(max_tiles)::value; }), 4);
+  std::vector<float> scratch(device::scratch_floats<Tile, 3, 1>()), sdf(Tile::kWave);
+  std::vector<float> points(3 * Tile::kWave, 0.5f);
+  try {
+    emu::launch({1, 1, 1}, {Tile::kWave, 1, 1}, Tile::kWave, [&] { sdf_at_points<Tile, 2>(view, points.data(), sdf.data(), Tile::kWave, scratch.data()); });
+    FAIL() << "MaxTiles 2 evaluated a network 3 tiles wide";
+  } catch (const emu::EmulatorError& e) {
+    EXPECT_NE(std::string(e.what()).find("MaxTiles is smaller than view.max_tiles"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DeviceApiHost, TheCpuBackendHasNoDeviceView) {
