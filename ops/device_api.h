@@ -40,7 +40,12 @@ MLPCORE_DEVICE ops::NetworkView to_network(const DeviceNetworkView& v) {
 template <class Tile, int MaxTiles, int InDim, int OutDim>
 MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, const float (&in)[InDim], float (&out)[OutDim], bool active) {
   static_assert(Tile::kWave % 16 == 0, "a wave holds whole 16-sample tiles");
-  constexpr int S = Tile::kWave / 16;
+  // The wave's 16-sample tiles run through the network in passes of S, the run-time-shaped kernels' choice
+  // in the policy table: all of them at once would need, in a 128-wide layer on RDNA3 (B operands
+  // replicated across the half-waves), 256 VGPRs for one wave32's activations alone.
+  constexpr int kWaveTiles = Tile::kWave / 16;
+  constexpr int S = ops::runtime_shape_policy<Tile, MaxTiles>().sample_tiles;
+  static_assert(kWaveTiles % S == 0, "a wave holds whole passes");
   if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel("device::evaluate: InDim/OutDim are not the network's");
   // A smaller variant would skip the wider layers' tiles: launch through mlpcore::with_max_tiles(view, ...).
   if (view.max_tiles > MaxTiles) ops::abort_kernel("device::evaluate: MaxTiles is smaller than view.max_tiles");
@@ -51,12 +56,15 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   MLPCORE_UNROLL  // constant indices: the lane's arrays stay in registers, never in scratch
   for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : 0.0f;
   ops::sync_wave();
-  typename Tile::BFrag act[MaxTiles][S];
-  const ops::SampleBlock wave{0, Tile::kWave};
-  ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs, InDim, wave);
-  for (unsigned l = 0; l < net.num_layers; ++l) {
-    const ops::LayerDesc d = net.layers[l];
-    ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, wave);
+  MLPCORE_NO_UNROLL
+  for (int pass = 0; pass < kWaveTiles / S; ++pass) {
+    const ops::SampleBlock block{16u * S * static_cast<unsigned>(pass), Tile::kWave};
+    typename Tile::BFrag act[MaxTiles][S];
+    ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs + block.sample0 * InDim, InDim, block);
+    for (unsigned l = 0; l < net.num_layers; ++l) {
+      const ops::LayerDesc d = net.layers[l];
+      ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, block);
+    }
   }
   ops::sync_wave();
   MLPCORE_UNROLL

@@ -138,8 +138,9 @@ def report(args):
         out.append("")
     out += ["## The device-side API", "",
             "A user's kernel on `ops/device_api.h` (`tests/kernels/device_api_kernels.hip`: positions to SDF, two "
-            "waves per block), every `MaxTiles` variant as `mlpcore::with_max_tiles` launches them. *scratch* "
-            "counts spilled registers and per-lane arrays alike; it must be 0.", "",
+            "waves per block), every `MaxTiles` variant as `mlpcore::with_max_tiles` launches them. The wave's "
+            "16-sample tiles run in passes of one (the run-time-shaped kernels' policy on AMD), a loop over the "
+            "*matrix* instructions below. *scratch* counts spilled registers and per-lane arrays alike; it must be 0.", "",
             "| arch | MaxTiles | widest layer | VGPRs | spilled VGPRs | scratch bytes | LDS bytes | matrix |",
             "|---|---|---|---|---|---|---|---|"]
     for arch in GPUS:
@@ -151,9 +152,7 @@ def report(args):
             n_matrix = sum(1 for _, op, _ in isa[kernel] if MATRIX.match(op))
             out.append(f"| {arch} | {tiles} | {16 * tiles} | {m['vgpr_count']} | {m.get('vgpr_spill_count', '0')} "
                        f"| {m['private_segment_fixed_size']} | {m['group_segment_fixed_size']} | {n_matrix} |")
-    out += ["", "RDNA3's 128-wide variant spills: its B operands are replicated across the half-waves, so a layer's "
-            "input and output activations take 128 VGPRs before any weight or accumulator; it needs a register "
-            "plan (open).", ""]
+    out.append("")
     out += ["## Where the weights live", "",
             "Packed A fragments stay in global memory and each lane loads its fragment with one wide load "
             "(`global_load_b128` ×2 on gfx11, ×1 on gfx12, `global_load_dwordx2` on gfx9) right before its "
