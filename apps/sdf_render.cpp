@@ -25,7 +25,7 @@ using namespace mlpcore;
 using namespace mlpcore::render;
 
 template <class Tile>
-std::vector<float> trace_device_api(const render::Camera& cam, const Network& net) {
+std::vector<float> trace_device_api(const render::Camera& cam, const Network& net, emu::ChipNumerics numerics = {}) {
   const std::size_t n = std::size_t{cam.width} * cam.height;
   constexpr unsigned kWaves = 2;
   std::vector<float> out(4 * n), scratch(kWaves * device::scratch_floats<Tile, 3, 1>());
@@ -33,7 +33,7 @@ std::vector<float> trace_device_api(const render::Camera& cam, const Network& ne
   const auto blocks = static_cast<unsigned>((n + kWaves * Tile::kWave - 1) / (kWaves * Tile::kWave));
   mlpcore::with_max_tiles(view, [&](auto max_tiles) {
     emu::launch({blocks, 1, 1}, {kWaves * Tile::kWave, 1, 1}, Tile::kWave,
-                [&] { render::trace_pixels<Tile, decltype(max_tiles)::value>(view, cam, out.data(), scratch.data()); });
+                [&] { render::trace_pixels<Tile, decltype(max_tiles)::value>(view, cam, out.data(), scratch.data()); }, numerics);
   });
   return out;
 }
@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
     else if (b == "emu-rdna3") traced = trace_device_api<ops::TileWmmaGfx11>(cam, net);
     else if (b == "emu-rdna4") traced = trace_device_api<ops::TileWmmaGfx12>(cam, net);
     else if (b == "emu-cdna") traced = trace_device_api<ops::TileMfmaGfx9>(cam, net);
+    else if (b == "emu-cdna2") traced = trace_device_api<ops::TileMfmaGfx9>(cam, net, emu::kCdna2Numerics);
     else if (b == "emu-nvidia") traced = trace_device_api<ops::TileMmaSm80>(cam, net);
     else throw Error(ErrorCode::invalid_argument, "sdf_render", "--device-api", "runs on the emu-* backends in this build, not on '" + b + "'");
     const auto image = shade(cam, traced);

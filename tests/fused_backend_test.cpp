@@ -50,7 +50,7 @@ std::vector<std::string> backends_under_test() {
     }
   return gpus;
 #else
-  return {"emu-rdna3", "emu-rdna4", "emu-cdna", "emu-nvidia", "emu-nvidia-f16acc"};
+  return {"emu-rdna3", "emu-rdna4", "emu-cdna", "emu-cdna2", "emu-nvidia", "emu-nvidia-f16acc"};
 #endif
 }
 
@@ -280,6 +280,40 @@ TEST_P(FusedBackend, ValuesBeyondFloat16OperandsAreRefused) {
   else
     EXPECT_NO_THROW(Network(m, options_for(GetParam())));
 }
+
+// Inputs and hidden activations below float16's smallest normal value (6.1e-5), which cvt_pkrtz turns
+// into float16 subnormals: kept by most matrix cores, flushed to zero by gfx90a's MFMA (emu-cdna2).
+// Either way within the tolerance of float64.
+TEST_P(FusedBackend, SubnormalHeavyInputsMatchFloat64) {
+  std::mt19937 rng(seed(13));
+  const auto none = Activation::make(ActivationKind::none), relu = Activation::make(ActivationKind::relu);
+  Model m = test::random_model(rng, {8, 32, 32, 4}, {relu, none, none});
+  for (auto& b : m.layers[0].bias) b *= 1e-4f;  // the first layer's outputs stay small too
+  const std::size_t batch = 100;
+  const auto input = test::random_inputs(rng, batch * 8, -4e-5f, 4e-5f);
+  const auto got = Network(m, options_for(GetParam())).infer(input);
+  const auto ref = test::naive_forward(m, input, batch);
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    ASSERT_LE(std::fabs(got[i] - ref[i]) / std::max(1.0, std::fabs(ref[i])), tolerance(GetParam())) << "element " << i;
+}
+
+#ifndef MLPCORE_GPU_TESTS
+// The difference between the two CDNA models, at the network level: with gfx90a's flushing the
+// subnormal inputs contribute nothing, so the outputs are exactly those of zero inputs; gfx942 keeps
+// them, and the outputs move.
+TEST(EmulatedChips, Cdna2FlushesFloat16SubnormalsWhereCdna3KeepsThem) {
+  std::mt19937 rng(14);
+  const auto none = Activation::make(ActivationKind::none);
+  const Model m = test::random_model(rng, {8, 16, 4}, {none, none});
+  const std::size_t batch = 64;
+  const auto tiny = test::random_inputs(rng, batch * 8, 1e-6f, 4e-5f);
+  const std::vector<float> zeros(tiny.size(), 0.0f);
+  const Network cdna2(m, "emu-cdna2"), cdna3(m, "emu-cdna");
+  EXPECT_EQ(cdna2.infer(tiny), cdna2.infer(zeros));
+  EXPECT_NE(cdna3.infer(tiny), cdna3.infer(zeros));
+  EXPECT_EQ(cdna3.infer(zeros), cdna2.infer(zeros)) << "no subnormals, no difference";
+}
+#endif
 
 #ifdef MLPCORE_GPU_TESTS
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FusedBackend);  // AtLeastOneGpuBackendRuns says why

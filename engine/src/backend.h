@@ -55,6 +55,7 @@ std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& model);
+std::unique_ptr<BackendNetwork> create_emu_cdna2_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& model);
 

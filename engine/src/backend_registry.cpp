@@ -46,9 +46,10 @@ std::vector<Backend> all_backends() {
   // The GPU kernels on the wave emulator: float16 operands, float32 accumulation (see kFp16Tolerance).
   for (const auto& [name, what, create] : {std::tuple{"emu-rdna3", "RDNA3 (gfx11)", model_only<create_emu_rdna3_network>()},
                                            std::tuple{"emu-rdna4", "RDNA4 (gfx12)", model_only<create_emu_rdna4_network>()},
-                                           std::tuple{"emu-cdna", "CDNA (gfx9 MFMA)", model_only<create_emu_cdna_network>()},
+                                           std::tuple{"emu-cdna", "CDNA3 (gfx942 MFMA, subnormals kept)", model_only<create_emu_cdna_network>()},
+                                           std::tuple{"emu-cdna2", "CDNA2 (gfx90a MFMA, subnormals flushed to zero)", model_only<create_emu_cdna2_network>()},
                                            std::tuple{"emu-nvidia", "NVIDIA sm_80+ (mma.sync)", model_only<create_emu_nvidia_network>()}})
-    backends.push_back({{name, std::string(what) + " fused kernel on the wave emulator (slow, bit-faithful)", true, "", kFp16Tolerance}, create});
+    backends.push_back({{name, std::string(what) + " fused kernel on the wave emulator (slow; bit-faithful where the chip documents its numerics)", true, "", kFp16Tolerance}, create});
   backends.push_back({{"emu-nvidia-f16acc", "NVIDIA sm_80+ (mma.sync) as cuda-f16acc on the wave emulator (slow)", true, "",
                        kF16AccTolerance},
                       model_only<create_emu_nvidia_f16acc_network>()});

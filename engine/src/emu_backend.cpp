@@ -48,10 +48,10 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
 
 // Tile accumulates in float32; F16AccTile is the family's float16-accumulating tile, where it has one.
 template <class Tile, class F16AccTile = Tile>
-std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request) {
+std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request, emu::ChipNumerics numerics = {}) {
   const FusedPlan plan = plan_fused(m, name, request);
-  if (plan.f16_accumulation) return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan));
-  return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan));
+  if (plan.f16_accumulation) return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan), numerics);
+  return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan), numerics);
 }
 
 }  // namespace
@@ -59,6 +59,9 @@ std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanReq
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& m) { return create<ops::TileWmmaGfx11>(m, "emu-rdna3", {ops::TileFamily::rdna3}); }
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& m) { return create<ops::TileWmmaGfx12>(m, "emu-rdna4", {ops::TileFamily::rdna4}); }
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& m) { return create<ops::TileMfmaGfx9>(m, "emu-cdna", {ops::TileFamily::cdna}); }
+std::unique_ptr<BackendNetwork> create_emu_cdna2_network(const Model& m) {
+  return create<ops::TileMfmaGfx9>(m, "emu-cdna2", {ops::TileFamily::cdna}, emu::kCdna2Numerics);
+}
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return create<ops::TileMmaSm80>(m, "emu-nvidia", {ops::TileFamily::nvidia}); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
   return create<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, "emu-nvidia-f16acc", {ops::TileFamily::nvidia, false, true});

@@ -21,8 +21,10 @@ struct EmulatedKernel {
 template <class Tile>
 class EmuNetwork final : public BackendNetwork {
  public:
-  EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel)
-      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), kernel_(std::move(kernel)), description_(plan.describe()) {}
+  // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics).
+  EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
+      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), kernel_(std::move(kernel)), description_(plan.describe()),
+        numerics_(numerics) {}
 
   std::string kernel() const override { return description_; }
 
@@ -48,13 +50,14 @@ class EmuNetwork final : public BackendNetwork {
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
     const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);
-    emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, [&] { body(view, input, output, n); });
+    emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, [&] { body(view, input, output, n); }, numerics_);
   }
 
   std::string name_;
   PackedNetwork packed_;
   EmulatedKernel kernel_;
   std::string description_;
+  emu::ChipNumerics numerics_;
 };
 
 // The kernel body Forward (a generic callable taking view, input, output, batch) for both I/O types.

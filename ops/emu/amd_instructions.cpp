@@ -1,6 +1,7 @@
 #include "ops/emu/amd_instructions.h"
 
 #include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <span>
@@ -17,6 +18,11 @@ using MI = MatrixInstruction;
 bool is_gfx11(MI i) { return i == MI::wmma_gfx11_f32_f16 || i == MI::wmma_gfx11_f32_bf16 || i == MI::wmma_gfx11_f16_f16; }
 bool is_gfx12(MI i) { return i == MI::wmma_gfx12_f32_f16 || i == MI::wmma_gfx12_f32_bf16; }
 bool is_bf16(MI i) { return i == MI::wmma_gfx11_f32_bf16 || i == MI::wmma_gfx12_f32_bf16 || i == MI::mfma_f32_16x16x16_bf16; }
+bool is_mfma_16bit(MI i) { return i == MI::mfma_f32_16x16x16_f16 || i == MI::mfma_f32_16x16x16_bf16; }
+
+// Zero, keeping the sign, for magnitudes below the format's smallest normal value.
+float flush_below(float v, float smallest_normal) { return std::fabs(v) < smallest_normal ? std::copysign(0.0f, v) : v; }
+constexpr float kF16SmallestNormal = 6.103515625e-05f;  // 2^-14
 
 float element_value(MI i, std::uint32_t reg, unsigned half) {
   if (i == MI::mfma_f32_16x16x4_f32) return std::bit_cast<float>(reg);
@@ -81,6 +87,16 @@ void execute_matrix(std::span<const void* const> in, std::span<void* const> out)
   // products of 16-bit values are exact in float32. AMD publishes no order for RDNA3/4's WMMA nor for
   // the float32 MFMA: they add one product at a time here, an order the hardware may not share.
   const bool pairwise_groups_of_4 = instr == MI::mfma_f32_16x16x16_f16 || instr == MI::mfma_f32_16x16x16_bf16;
+  // ChipNumerics::mfma_flushes_subnormals (gfx90a): 16-bit subnormal A and B elements, and float32
+  // subnormal C and D elements, are zero.
+  const bool flush = is_mfma_16bit(instr) && chip_numerics().mfma_flushes_subnormals;
+  if (flush)
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) {
+        a[r][k] = flush_below(a[r][k], is_bf16(instr) ? FLT_MIN : kF16SmallestNormal);
+        b[k][r] = flush_below(b[k][r], is_bf16(instr) ? FLT_MIN : kF16SmallestNormal);
+        c[r][k] = flush_below(c[r][k], FLT_MIN);
+      }
   float d[16][16];
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 16; ++n) {
@@ -89,7 +105,7 @@ void execute_matrix(std::span<const void* const> in, std::span<void* const> out)
         for (int k = 0; k < s.k; k += 4) acc += (a[m][k] * b[k][n] + a[m][k + 1] * b[k + 1][n]) + (a[m][k + 2] * b[k + 2][n] + a[m][k + 3] * b[k + 3][n]);
       else
         for (int k = 0; k < s.k; ++k) acc += a[m][k] * b[k][n];
-      d[m][n] = acc;
+      d[m][n] = flush ? flush_below(acc, FLT_MIN) : acc;
     }
 
   for (unsigned l = 0; l < s.wave; ++l) {

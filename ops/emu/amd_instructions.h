@@ -40,7 +40,8 @@ Element layout(MatrixInstruction instruction, Operand operand, unsigned lane, un
 constexpr int kMaxRegs = 8;
 // Executes the instruction as a wave collective. Per lane: a, b, c are its input VGPRs, d receives its
 // output VGPRs. Accumulation is float32; products of 16-bit inputs are exact in float32; the 16-bit MFMA
-// sum each group of 4 products pairwise before adding it (the order of the others is not published).
+// sum each group of 4 products pairwise before adding it (the order of the others is not published);
+// with emu::ChipNumerics::mfma_flushes_subnormals (gfx90a) they flush subnormals to zero.
 // Throws EmulatorError for RDNA3 A/B operands that are not replicated across the half-waves.
 void matrix_op(MatrixInstruction instruction, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
                std::uint32_t* d);

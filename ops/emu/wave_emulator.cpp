@@ -57,8 +57,8 @@ thread_local BlockRunner* g_runner = nullptr;
 
 class BlockRunner {
  public:
-  BlockRunner(Dim3 grid, Dim3 block, unsigned wave, const std::function<void()>& body)
-      : grid_(grid), block_(block), wave_(wave), body_(body), fibers_(block.count()) {
+  BlockRunner(Dim3 grid, Dim3 block, unsigned wave, const std::function<void()>& body, ChipNumerics numerics)
+      : grid_(grid), block_(block), wave_(wave), numerics_(numerics), body_(body), fibers_(block.count()) {
     for (std::size_t i = 0; i < fibers_.size(); ++i) stacks_.push_back(std::make_unique<Stack>());
   }
 
@@ -98,6 +98,7 @@ class BlockRunner {
   Dim3 block() const { return block_; }
   Dim3 block_index() const { return block_index_; }
   unsigned wave() const { return wave_; }
+  const ChipNumerics& numerics() const { return numerics_; }
 
   // Called on a fiber: park it in `state` and return to the scheduler.
   void park(State state) {
@@ -216,6 +217,7 @@ class BlockRunner {
 
   Dim3 grid_, block_, block_index_;
   unsigned wave_;
+  ChipNumerics numerics_;
   const std::function<void()>& body_;
   std::vector<Fiber> fibers_;
   std::vector<std::unique_ptr<Stack>> stacks_;
@@ -232,12 +234,12 @@ BlockRunner& runner() {
 
 }  // namespace
 
-void launch(Dim3 grid, Dim3 block, unsigned wave_size, const std::function<void()>& body) {
+void launch(Dim3 grid, Dim3 block, unsigned wave_size, const std::function<void()>& body, ChipNumerics numerics) {
   if (wave_size != 32 && wave_size != 64) throw EmulatorError("wave emulator: wave size must be 32 or 64");
   if (block.count() == 0 || block.count() > 1024 || grid.count() == 0)
     throw EmulatorError("wave emulator: block must have 1..1024 threads and the grid at least one block");
   if (g_runner) throw EmulatorError("wave emulator: launch from inside a kernel");
-  BlockRunner r(grid, block, wave_size, body);
+  BlockRunner r(grid, block, wave_size, body, numerics);
   struct Reset {
     ~Reset() { g_runner = nullptr; }
   } reset;
@@ -253,6 +255,7 @@ Dim3 block_dim() { return runner().block(); }
 Dim3 grid_dim() { return runner().grid(); }
 unsigned lane_id() { return runner().current().linear % runner().wave(); }
 unsigned wave_size() { return runner().wave(); }
+const ChipNumerics& chip_numerics() { return runner().numerics(); }
 
 void barrier() { runner().park(State::at_barrier); }
 

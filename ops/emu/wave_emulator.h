@@ -23,9 +23,18 @@ class EmulatorError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What sets one chip's arithmetic apart from others that run the same instructions; the emulated
+// instructions read it from the running launch. gfx90a (CDNA2) MFMA flush 16-bit subnormal inputs and
+// subnormal inputs and outputs of their float32 sums to zero (AMD's MIOpen documentation, "MI200 MFMA
+// behavior specifics"; also modelled by microsoft/MMA-Sim); gfx942 (CDNA3) keeps them.
+struct ChipNumerics {
+  bool mfma_flushes_subnormals = false;
+};
+inline constexpr ChipNumerics kCdna2Numerics{.mfma_flushes_subnormals = true};
+
 // Runs `body` for every thread of every block, blocks one after another, threads grouped into waves of
 // `wave_size` consecutive linear thread ids (x fastest), as on the hardware.
-void launch(Dim3 grid, Dim3 block, unsigned wave_size, const std::function<void()>& body);
+void launch(Dim3 grid, Dim3 block, unsigned wave_size, const std::function<void()>& body, ChipNumerics numerics = {});
 
 // The calling thread's coordinates; valid inside a running body only.
 Dim3 thread_idx();
@@ -34,6 +43,7 @@ Dim3 block_dim();
 Dim3 grid_dim();
 unsigned lane_id();
 unsigned wave_size();
+const ChipNumerics& chip_numerics();
 
 void barrier();       // all threads of the block
 void wave_barrier();  // all lanes of the wave (memory written before is visible to the wave after)

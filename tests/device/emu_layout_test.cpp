@@ -77,9 +77,9 @@ void put(std::uint32_t& reg, unsigned half, float value, MatrixInstruction i, bo
 
 // Runs the instruction on D = A B + C with the three matrices placed through the reference layout, and
 // reads D back through it. D registers start as NaN, so any register the instruction leaves unwritten shows.
-// D must equal `want`, by default the float64 product rounded once.
+// D must equal `want`, by default the float64 product rounded once; `numerics` is the emulated chip's.
 void check_product(const Reference& ref, const std::function<float(int, int)>& a, const std::function<float(int, int)>& b,
-                   const std::function<float(int, int)>& c, const std::function<float(int, int)>& want = nullptr) {
+                   const std::function<float(int, int)>& c, const std::function<float(int, int)>& want = nullptr, ChipNumerics numerics = {}) {
   const InstructionShape& s = shape(ref.instruction);
   const bool bf16 = std::string(ref.name).find("bf16") != std::string::npos;
   const auto ta = test::reference_layout(ref.arch, ref.name, ref.wave, 'A');
@@ -99,7 +99,7 @@ void check_product(const Reference& ref, const std::function<float(int, int)>& a
       if (std::get<0>(slot) == lane) put(rc[std::get<1>(slot)], std::get<2>(slot), c(e.first, e.second), ref.instruction, s.d_16bit, false);
     matrix_op(ref.instruction, ra, rb, rc, rd);
     std::copy(rd, rd + kMaxRegs, d_regs[lane].begin());
-  });
+  }, numerics);
   for (const auto& [slot, e] : td) {
     const auto [lane, reg, half] = slot;
     const std::uint32_t r = d_regs[lane][reg];
@@ -135,6 +135,23 @@ TEST_P(EmulatedInstruction, SumsInTheDocumentedOrder) {
   const float a_k[4] = {4096.0f, 1.0f, 1.0f, -4096.0f}, b_k[4] = {4096.0f, 1.0f, 1.0f, 4096.0f};
   check_product(ref, [&](int, int k) { return k < 4 ? a_k[k] : 0.0f; }, [&](int k, int) { return k < 4 ? b_k[k] : 0.0f; },
                 [](int, int) { return 0.0f; }, [&](int, int) { return pairwise ? 1.0f : 0.0f; });
+}
+
+// gfx90a's 16-bit MFMA (emu::kCdna2Numerics) flush subnormal A and B elements and float32-subnormal C
+// elements and sums to zero; the other instructions keep them on every chip. Float16 2^-20 (subnormal)
+// x 2^-4 = 2^-24; bfloat16 2^-70 x 2^-70 = 2^-140, a float32 subnormal; C = 1e-40, a float32 subnormal.
+TEST_P(EmulatedInstruction, Cdna2MfmaFlushSubnormalsToZero) {
+  const Reference& ref = GetParam();
+  const InstructionShape& s = shape(ref.instruction);
+  const bool flushes = ref.instruction == MatrixInstruction::mfma_f32_16x16x16_f16 || ref.instruction == MatrixInstruction::mfma_f32_16x16x16_bf16;
+  const bool bf16 = std::string(ref.name).find("bf16") != std::string::npos;
+  const float a0 = bf16 ? 0x1p-70f : 0x1p-20f, b0 = bf16 ? 0x1p-70f : 0x1p-4f;
+  auto zero = [](int, int) { return 0.0f; };
+  check_product(ref, [&](int, int k) { return k == 0 ? a0 : 0.0f; }, [&](int k, int) { return k == 0 ? b0 : 0.0f; }, zero,
+                [&](int, int) { return flushes ? 0.0f : a0 * b0; }, kCdna2Numerics);
+  if (!s.d_16bit)
+    check_product(ref, zero, zero, [](int, int) { return 1e-40f; }, [&](int, int) { return flushes ? 0.0f : 1e-40f; }, kCdna2Numerics);
+  check_product(ref, [&](int, int k) { return k == 0 ? a0 : 0.0f; }, [&](int k, int) { return k == 0 ? b0 : 0.0f; }, zero);  // other chips keep them
 }
 
 INSTANTIATE_TEST_SUITE_P(Reference, EmulatedInstruction, ::testing::ValuesIn(references()),
