@@ -4,11 +4,13 @@
     scripts/amd_kernel_report.py --build build --clang clang++-19 --objdump llvm-objdump-19 \
         --readelf llvm-readelf-19 [--out docs/amd-kernels.md]
 
-For each architecture and network it reads the kernel's metadata (llvm-readelf --notes) and ISA
+For each architecture the build has code objects for (a compiler that cannot target gfx12 builds none
+for it), and each network, it reads the kernel's metadata (llvm-readelf --notes) and ISA
 (llvm-objdump) and derives occupancy and the throughput the instruction counts imply on one GPU of that
 architecture, using the documented clocks and CU counts below.
 """
 import argparse
+import os
 import re
 import subprocess
 
@@ -106,7 +108,9 @@ def report(args):
            "implied rate is the smaller. Matrix peak = FLOP/clock/CU × CUs × clock (dense FP16, FP32 "
            "accumulate); FLOP per sample counts the padded 16×16×16 products. A model, not a measurement: "
            "latency not hidden at low occupancy, SALU and memory issue, and clock throttling are ignored.", ""]
-    for arch, g in GPUS.items():
+    built = [arch for arch in GPUS if os.path.exists(f"{args.build}/engine/fused_mlp_kernels_{arch}.co")]
+    for arch in built:
+        g = GPUS[arch]
         path = f"{args.build}/engine/fused_mlp_kernels_{arch}.co"
         meta, isa = metadata(args.readelf, path), disassemble(args.objdump, path)
         peak = g["flop_clk_cu"] * g["cus"] * g["clock"]
@@ -143,7 +147,7 @@ def report(args):
             "*matrix* instructions below. *scratch* counts spilled registers and per-lane arrays alike; it must be 0.", "",
             "| arch | MaxTiles | widest layer | VGPRs | spilled VGPRs | scratch bytes | LDS bytes | matrix |",
             "|---|---|---|---|---|---|---|---|"]
-    for arch in GPUS:
+    for arch in built:
         path = f"{args.build}/tests/device_api_kernels_{arch}.co"
         meta, isa = metadata(args.readelf, path), disassemble(args.objdump, path)
         for tiles in (1, 2, 4, 8):
