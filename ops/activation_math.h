@@ -48,10 +48,14 @@ struct GpuMath {
 #endif
   // The hardware sine is accurate only near zero (AMD's v_sin_f32 has a limited valid range; CUDA's sinf
   // would take a slow path through local memory), so reduce first: x - k 2pi with 2pi in two parts
-  // (Cody-Waite), accurate to ~1e-7 for |x| up to 1e4 and beyond (SIREN-style networks).
-  MLPCORE_HOST_DEVICE static float sin(float x) {
+  // (Cody-Waite), into [-pi, pi] (give or take |x| 2^-23) and accurate to ~1e-6 for |x| up to 1e4 and
+  // beyond (SIREN-style networks).
+  MLPCORE_HOST_DEVICE static float reduce_2pi(float x) {
     const float k = round(x * 0.159154943091895336f);
-    const float r = fma(k, 1.74845553e-7f, fma(-k, 6.28318548f, x));  // 6.28318548f = 2pi + 1.74845553e-7
+    return fma(k, 1.74845553e-7f, fma(-k, 6.28318548f, x));  // 6.28318548f = 2pi + 1.74845553e-7
+  }
+  MLPCORE_HOST_DEVICE static float sin(float x) {
+    const float r = reduce_2pi(x);
 #if MLPCORE_DEVICE_NVIDIA
     return __sinf(r);
 #else

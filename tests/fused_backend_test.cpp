@@ -281,6 +281,27 @@ TEST_P(FusedBackend, ValuesBeyondFloat16OperandsAreRefused) {
     EXPECT_NO_THROW(Network(m, options_for(GetParam())));
 }
 
+// A SIREN-style first layer: the sine of arguments up to +-1e4, which the hardware sine alone gets wrong
+// (AMD's v_sin_f32 has a limited valid range, NVIDIA's MUFU.SIN loses accuracy): the kernels reduce them
+// first (GpuMath::reduce_2pi). Multiples of 8 and a zero bias keep every argument exact in float16, in
+// float32 and in float16 accumulators.
+TEST_P(FusedBackend, SineOfLargeArgumentsMatchesFloat64) {
+  std::mt19937 rng(seed(15));
+  Model m = test::random_model(rng, {1, 1}, {Activation::make(ActivationKind::sine)});
+  m.layers[0].weight = {1.0f};
+  m.layers[0].bias = {0.0f};
+  std::vector<float> x;
+  for (int k = -1250; k <= 1250; ++k) x.push_back(8.0f * static_cast<float>(k));
+  const auto got = Network(m, options_for(GetParam())).infer(x);
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::sin(static_cast<double>(x[i]));
+    worst = std::max(worst, std::fabs(got[i] - want));
+    ASSERT_LE(std::fabs(got[i] - want), tolerance(GetParam())) << "sin(" << x[i] << ")";
+  }
+  std::cout << GetParam() << ": sine of |x| <= 1e4, worst error " << worst << "\n";
+}
+
 // Inputs and hidden activations below float16's smallest normal value (6.1e-5), which cvt_pkrtz turns
 // into float16 subnormals: kept by most matrix cores, flushed to zero by gfx90a's MFMA (emu-cdna2).
 // Either way within the tolerance of float64.
