@@ -125,9 +125,10 @@ endif()
 set(MLPCORE_AMDGPU_TARGETS ${_buildable})  # shadows the cache entry from here on
 message(STATUS "mlpcore: AMD code objects for ${MLPCORE_AMDGPU_TARGETS} with ${MLPCORE_HIP_CLANG}, ${_device_libs}")
 
-# mlpcore_add_code_objects(<target> <device source>): one <name>_<arch>.co per architecture in the target's
-# binary folder, rebuilt when the source or any header it includes changes.
+# mlpcore_add_code_objects(<target> <device source> [FLAGS <compiler flags>...]): one <name>_<arch>.co per
+# architecture in the target's binary folder, rebuilt when the source or any header it includes changes.
 function(mlpcore_add_code_objects target source)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "FLAGS")
   get_filename_component(name ${source} NAME_WE)
   set(outputs)
   foreach(arch IN LISTS MLPCORE_AMDGPU_TARGETS)
@@ -135,7 +136,7 @@ function(mlpcore_add_code_objects target source)
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${MLPCORE_HIP_CLANG} -x hip --offload-arch=${arch} --cuda-device-only --no-gpu-bundle-output
-              -std=c++20 -O3 ${_device_lib_flags} -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include
+              -std=c++20 -O3 ${_device_lib_flags} -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include ${arg_FLAGS}
               -MD -MF ${out}.d -o ${out}
               ${CMAKE_CURRENT_SOURCE_DIR}/${source}
       DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source}

@@ -195,6 +195,24 @@ TEST_P(CodeObject, DeviceApiKernelsUseTheMatrixCoresAndNoScratch) {
   }
 }
 
+// The renderer's own kernel (apps/sdf_render_gpu.cpp: sphere tracing, the network evaluated through the
+// device-side API), built as a user's program builds it: every trace<MaxTiles> variant, no scratch memory.
+TEST_P(CodeObject, RendererKernelsUseNoScratch) {
+  const std::string arch = GetParam();
+  const std::string path = std::string(MLPCORE_CODE_OBJECT_DIR) + "/sdf_render_gpu_" + arch + ".co";
+  const auto isa = disassemble(path);
+  int variants = 0;
+  for (const auto& [kernel, m] : metadata(path)) {
+    if (kernel.find("traceILi") == std::string::npos) continue;
+    ++variants;
+    SCOPED_TRACE(arch + " " + kernel);
+    EXPECT_GT(count_prefix(isa.at(kernel), expectation(arch).matrix_instruction), 0u);
+    EXPECT_EQ(m.at("private_segment_fixed_size"), "0") << "scratch: spills or per-lane arrays";
+    std::cout << arch << " " << kernel << ": " << m.at("vgpr_count") << " VGPRs\n";
+  }
+  EXPECT_EQ(variants, 4) << "trace<1>, <2>, <4>, <8>";
+}
+
 // docs/amd-kernels.md (clang-19) and docs/amd-kernels-clang17.md (Debian 13's ROCm HIP toolchain) are
 // generated from these code objects by scripts/amd_kernel_report.py; the one whose compiler this build
 // used must match them exactly (regenerate it whenever the kernels change). Built by a compiler neither
