@@ -86,17 +86,19 @@ void execute_matrix(std::span<const void* const> in, std::span<void* const> out)
   // group to the accumulator (as modelled by microsoft/MMA-Sim, validated on MI-series hardware); the
   // products of 16-bit values are exact in float32. AMD publishes no order for RDNA3/4's WMMA nor for
   // the float32 MFMA: they add one product at a time here, an order the hardware may not share.
-  const bool pairwise_groups_of_4 = instr == MI::mfma_f32_16x16x16_f16 || instr == MI::mfma_f32_16x16x16_bf16;
+  const bool pairwise_groups_of_4 = is_mfma_16bit(instr);
   // ChipNumerics::mfma_flushes_subnormals (gfx90a): 16-bit subnormal A and B elements, and float32
   // subnormal C and D elements, are zero.
   const bool flush = is_mfma_16bit(instr) && chip_numerics().mfma_flushes_subnormals;
-  if (flush)
+  if (flush) {
+    const float ab_smallest_normal = is_bf16(instr) ? FLT_MIN : kF16SmallestNormal;
     for (int r = 0; r < 16; ++r)
       for (int k = 0; k < 16; ++k) {
-        a[r][k] = flush_below(a[r][k], is_bf16(instr) ? FLT_MIN : kF16SmallestNormal);
-        b[k][r] = flush_below(b[k][r], is_bf16(instr) ? FLT_MIN : kF16SmallestNormal);
+        a[r][k] = flush_below(a[r][k], ab_smallest_normal);
+        b[k][r] = flush_below(b[k][r], ab_smallest_normal);
         c[r][k] = flush_below(c[r][k], FLT_MIN);
       }
+  }
   float d[16][16];
   for (int m = 0; m < 16; ++m)
     for (int n = 0; n < 16; ++n) {

@@ -222,8 +222,8 @@ TEST(CodeObjectReport, DocsMatchTheCodeObjects) {
                                     MLPCORE_BUILD_DIR + " --clang " + MLPCORE_HIP_CLANG + " --objdump " + MLPCORE_LLVM_OBJDUMP +
                                     " --readelf " + MLPCORE_LLVM_READELF);
   for (const char* section : {"| 32-64x4-16 |", "| 32-128x4-16 |", "| 3-64x4-1 |"}) EXPECT_NE(generated.find(section), std::string::npos) << section;
+  const auto built = targets();
   for (const std::string arch : {"gfx1100", "gfx1201", "gfx90a"}) {  // the report's GPUs, where this build has their code
-    const auto built = targets();
     if (std::find(built.begin(), built.end(), arch) != built.end()) EXPECT_NE(generated.find("## " + arch), std::string::npos) << arch;
   }
   const std::string compiler_line = generated.substr(0, generated.find("do not edit"));
