@@ -80,6 +80,20 @@ MLPCORE_DEVICE f32x4 mfma_f32_16x16x16_f16(const f16x4& a, const f16x4& b, const
 #endif
 }
 
+// v_pk_max_f16: the larger of each pair of halves, a NaN losing to a number. Written as the instruction:
+// as llvm.maxnum in IEEE mode, the compiler would first quiet both operands (two more instructions).
+MLPCORE_DEVICE std::uint32_t pk_max_f16(std::uint32_t a, std::uint32_t b) {
+#if MLPCORE_EMULATOR
+  return emu::amd::pk_max_f16(a, b);
+#elif MLPCORE_DEVICE_AMD
+  std::uint32_t d;
+  asm("v_pk_max_f16 %0, %1, %2" : "=v"(d) : "v"(a), "v"(b));
+  return d;
+#else
+  trap("v_pk_max_f16 outside an AMD device compile");
+#endif
+}
+
 // gfx10+: read `src` from the lane of the other 16-lane row selected by the nibbles of sel_hi:sel_lo.
 MLPCORE_DEVICE std::uint32_t permlanex16(std::uint32_t src, std::uint32_t sel_lo, std::uint32_t sel_hi) {
 #if MLPCORE_EMULATOR

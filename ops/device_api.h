@@ -22,6 +22,9 @@
 // InDim/OutDim are the model's dimensions (checked too).
 // `scratch` is this wave's scratch_floats<Tile, InDim, OutDim>() floats of shared memory (LDS): the
 // lanes' inputs and outputs pass through it; between layers the activations stay in registers.
+// Where an input or a hidden activation of the wave's samples leaves float16's range (|x| >= 65504, the
+// README's "What float16 operands cannot carry"), the results would be wrong: every active lane of the
+// wave gets NaN outputs instead.
 #include "mlpcore/device_view.h"
 #include "ops/fused_mlp.h"
 
@@ -29,7 +32,7 @@ namespace mlpcore::device {
 
 template <class Tile, int InDim, int OutDim>
 constexpr int scratch_floats() {
-  return Tile::kWave * (InDim + OutDim);
+  return Tile::kWave * (InDim + OutDim) + 4;  // and the wave's range flag, padded to keep 16-byte rows
 }
 
 MLPCORE_DEVICE ops::NetworkView to_network(const DeviceNetworkView& v) {
@@ -53,23 +56,29 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   const unsigned lane = ops::lane_id();
   float* inputs = scratch;
   float* outputs = scratch + Tile::kWave * InDim;
+  float* out_of_range = outputs + Tile::kWave * OutDim;  // set by a lane whose float16 range check failed
   MLPCORE_UNROLL  // constant indices: the lane's arrays stay in registers, never in scratch
   for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : 0.0f;
-  ops::sync_wave();
+  ops::sync_wave();  // (and every lane has read the flag of a previous call)
+  if (lane == 0) *out_of_range = 0.0f;
+  ops::sync_wave();  // clear before any lane can set it
+  ops::Float16Range range;
   MLPCORE_NO_UNROLL
   for (int pass = 0; pass < kWaveTiles / S; ++pass) {
     const ops::SampleBlock block{16u * S * static_cast<unsigned>(pass), Tile::kWave};
     typename Tile::BFrag act[MaxTiles][S];
-    ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs + block.sample0 * InDim, InDim, block);
+    ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs + block.sample0 * InDim, InDim, block, range);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const ops::LayerDesc d = net.layers[l];
-      ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, block);
+      ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, block, range);
     }
   }
+  if (range.exceeded()) *out_of_range = 1.0f;  // every lane that writes writes the same value
   ops::sync_wave();
+  const bool wrong = *out_of_range != 0.0f;
   MLPCORE_UNROLL
   for (int o = 0; o < OutDim; ++o)
-    if (active) out[o] = outputs[lane * OutDim + o];
+    if (active) out[o] = wrong ? __builtin_nanf("") : outputs[lane * OutDim + o];
 }
 
 }  // namespace mlpcore::device

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "ops/activation_math.h"
+#include "ops/float16_range.h"
 #include "ops/mlp_network.h"
 #include "ops/tile_ops.h"
 
@@ -66,15 +67,24 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
 }
 
-// A hidden layer's output tile, activated, as the next layer's input; tiles that can fold ReLU into
-// their packing instruction do (Tile::to_b_layout_relu).
+// A hidden layer's output tile, activated, as the next layer's input, seen by the float16 range check;
+// tiles that can fold ReLU into their packing instruction do (Tile::to_b_layout_relu).
 template <class Tile>
-MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param) {
-  if constexpr (FoldsRelu<Tile>) {
-    if (kind == ActivationKind::relu) return Tile::to_b_layout_relu(acc);
+MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
+  // float32 accumulators are checked before they are packed where the family's policy says so; the
+  // others, and float16 accumulators, as packed.
+  constexpr bool kBeforePacking = sizeof(acc_elem_t<Tile>) == 4 && range_check_before_packing(Tile::kFamily);
+  const auto checked = [&](ActivationReach reach, auto pack) {
+    if constexpr (kBeforePacking) range.see_floats<Tile::kAcc>(acc, reach);
+    const auto b = pack();
+    if constexpr (!kBeforePacking) range.see_packed<Tile>(b, reach);
+    return b;
+  };
+  if constexpr (FoldsRelu<Tile>) {  // (ReLU keeps the positive values as they are)
+    if (kind == ActivationKind::relu) return checked(ActivationReach::above, [&] { return Tile::to_b_layout_relu(acc); });
   }
   activate_tile<Tile>(acc, kind, param);
-  return Tile::to_b_layout(acc);
+  return checked(reach_of(kind), [&] { return Tile::to_b_layout(acc); });
 }
 
 // Which activation a layer applies: the one its descriptor names, or one compiled in.
@@ -102,9 +112,11 @@ MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
   return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
 }
 
-// The input tiles of block b, whose rows start at `rows` (sample b.sample0; in_dim values apart).
+// The input tiles of block b, whose rows start at `rows` (sample b.sample0; in_dim values apart), seen
+// by the float16 range check.
 template <class Tile, int Tiles, int S, class Io>
-MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b) {
+MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
+                               Float16Range& range) {
   const bool vector_rows = rows_vectorizable(rows, in_dim);
   MLPCORE_UNROLL
   for (int s = 0; s < S; ++s) {
@@ -115,19 +127,18 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
       if (kt >= in_tiles) continue;
       const Io* row0 = rows + static_cast<std::size_t>(16 * s) * in_dim + kt * 16;
       const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
-      if constexpr (RowVectorIo<Tile>) {
-        if (full_tile && vector_rows) {
-          act[kt][s] = Tile::load_rows(row0, in_dim, features);
-          continue;
+      act[kt][s] = [&] {
+        if constexpr (RowVectorIo<Tile>) {
+          if (full_tile && vector_rows) return Tile::load_rows(row0, in_dim, features);
         }
-      }
-      if (full_tile && features >= 16)  // uniform branch: no per-element checks
-        act[kt][s] = load_b<Tile>([&](int f, int n) { return static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]); });
-      else
-        act[kt][s] = load_b<Tile>([&](int f, int n) {
+        if (full_tile && features >= 16)  // uniform branch: no per-element checks
+          return load_b<Tile>([&](int f, int n) { return static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]); });
+        return load_b<Tile>([&](int f, int n) {
           const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = sample0 + static_cast<unsigned>(n);
           return feature < in_dim && sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : 0.0f;
         });
+      }();  // (one assignment, not a `continue` after the row-vector load: with that, ptxas spilled at 96 registers)
+      range.see_packed<Tile>(act[kt][s]);
     }
   }
 }
@@ -162,11 +173,12 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
 }
 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
-// unrolled counters). A hidden layer leaves its output in `out` (which may be `act`); the last layer
-// stores it.
+// unrolled counters). A hidden layer leaves its output in `out` (which may be `act`), seen by `range`;
+// the last layer stores it.
 template <class Tile, class Activations, bool Prefetch = false, int InTiles, int Tiles, int S, class OutFrag, class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
-                                const typename Tile::BFrag (&act)[InTiles][S], OutFrag (&out)[Tiles][S], Io* output, SampleBlock b) {
+                                const typename Tile::BFrag (&act)[InTiles][S], OutFrag (&out)[Tiles][S], Io* output, SampleBlock b,
+                                Float16Range& range) {
   const half_t* w = net.weights + d.weight_offset;
   const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
   OutFrag next[Tiles][S];
@@ -207,7 +219,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
         activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
         store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
       } else if constexpr (FeedsNextLayer<Tile>) {
-        next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param);
+        next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param, range);
       }
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
@@ -293,15 +305,18 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, MaxTiles>();
   constexpr int S = kPolicy.sample_tiles;
   InputPrefetch<Tile, Io, S, MaxTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[MaxTiles][S];
-    load_input<Tile>(act, net.layers[0].in_tiles, prefetch.rows(b.sample0), net.input_dim, b);
+    load_input<Tile>(act, net.layers[0].in_tiles, prefetch.rows(b.sample0), net.input_dim, b, range);
     prefetch.fetch(next);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output, b);
+      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output, b,
+                                                                      range);
     }
   });
+  range.report(net.range_flag);
 }
 
 template <int I, int... Widths>
@@ -385,6 +400,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1 && Edges::kNarrowIn;
   constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
   InputPrefetch<Tile, Io, S, kInTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
     const auto layer = [&]<int L>(std::integral_constant<int, L>) {
@@ -396,7 +412,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
         MLPCORE_NO_UNROLL
         for (int l = L; l < L + kRun; ++l)
           dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
-              net, net.layers[l], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), false, act, act, output, b);
+              net, net.layers[l], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), false, act, act, output, b, range);
       } else {
         const LayerDesc& d = net.layers[L];
         const auto with_tile = [&](auto&& f) {
@@ -408,12 +424,12 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
         with_tile([&]<class LayerTile>() {
           const auto run = [&](const auto& in) {
             dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
-                net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(), kLast, in, act, output, b);
+                net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(), kLast, in, act, output, b, range);
           };
           if constexpr (kFirst) {
             // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
             typename LayerTile::BFrag in[width_at<0, Widths...>()][kPolicy.sample_tiles];
-            load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b);
+            load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b, range);
             prefetch.fetch(next);
             run(in);
           } else {
@@ -424,6 +440,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
     };
     [&]<int... L>(std::integer_sequence<int, L...>) { (layer(std::integral_constant<int, L>{}), ...); }(std::make_integer_sequence<int, kLayers>{});
   });
+  range.report(net.range_flag);
 }
 
 }  // namespace mlpcore::ops

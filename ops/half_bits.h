@@ -46,6 +46,19 @@ inline std::uint16_t float_to_f16_bits(float f) {
   return static_cast<std::uint16_t>(half);
 }
 
+// The larger of each pair of halves in two registers of packed halves (bits 15:0, 31:16), as AMD's
+// v_pk_max_f16 (IEEE mode) and NVIDIA's max.f16x2 compute it: a NaN loses to a number (IEEE maxNum), two
+// NaNs give a NaN (0x7fff), and of equal values (+0 and -0) the first operand's is kept (both ISAs leave
+// that open).
+inline std::uint32_t max_f16x2_bits(std::uint32_t a, std::uint32_t b) {
+  const auto max1 = [](std::uint32_t x, std::uint32_t y) -> std::uint32_t {
+    const float fx = f16_bits_to_float(static_cast<std::uint16_t>(x)), fy = f16_bits_to_float(static_cast<std::uint16_t>(y));
+    if (fx != fx) return fy != fy ? 0x7fffu : y;
+    return fy > fx ? y : x;
+  };
+  return max1(a & 0xffffu, b & 0xffffu) | max1(a >> 16, b >> 16) << 16;
+}
+
 inline float bf16_bits_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
 inline std::uint16_t float_to_bf16_bits(float f) {

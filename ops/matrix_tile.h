@@ -5,6 +5,7 @@
 // functions only (ops/tile_ops.h, ops/fused_mlp.h, engine/src/fused_packing.cpp); tuning is not a tile's
 // business (ops/fused_policy.h). Each tile header static_asserts the contract and the optional
 // capabilities below that it implements; the kernels test the capabilities with `if constexpr`.
+#include <cstdint>
 #include <type_traits>
 
 #include "ops/fused_policy.h"
@@ -25,9 +26,11 @@ concept SameAs = std::is_same_v<T, U> && std::is_same_v<U, T>;
 //   accumulator row m (the identity where the hardware keeps the natural order);
 // - kBiasSlots and bias_slot(lane): lanes whose accumulators hold the same units share a packed bias;
 // - pack2(lo, hi): two floats as packed halves (cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA);
+// - max2(a, b): the larger of each pair of halves in two registers of packed halves, a NaN losing to a
+//   number (v_pk_max_f16, max.f16x2), for the float16 range check (ops/float16_range.h);
 // - mma(a, b, c): a * b + c.
 template <class T>
-concept MatrixTile = requires(int lane, int i, float f, const typename T::AFrag& a, const typename T::BFrag& b,
+concept MatrixTile = requires(int lane, int i, float f, std::uint32_t u, const typename T::AFrag& a, const typename T::BFrag& b,
                               const typename T::AccFrag& c) {
   requires SameAs<std::remove_cvref_t<decltype(T::kFamily)>, TileFamily>;
   requires T::kWave == 32 || T::kWave == 64;
@@ -42,6 +45,7 @@ concept MatrixTile = requires(int lane, int i, float f, const typename T::AFrag&
   { T::acc_unit(i) } -> SameAs<int>;
   { T::bias_slot(lane) } -> SameAs<int>;
   { T::pack2(f, f) } -> SameAs<vec<half_t, 2>>;
+  { T::max2(u, u) } -> SameAs<std::uint32_t>;
   { T::mma(a, b, c) } -> SameAs<typename T::AccFrag>;
 };
 

@@ -33,6 +33,9 @@ struct NetworkView {
   std::uint32_t num_layers;
   std::uint32_t input_dim;
   std::uint32_t output_dim;
+  // Set to 1 by a call whose float16 operands left float16's range (ops/float16_range.h); the host gives
+  // each call its own. Null: not checked.
+  std::uint32_t* range_flag = nullptr;
 };
 
 }  // namespace mlpcore::ops

@@ -115,6 +115,19 @@ MLPCORE_DEVICE f16x4 mma_m16n8k8_f16(const std::uint32_t (&a)[2], std::uint32_t 
   return __builtin_bit_cast(f16x4, d);
 }
 
+// max.f16x2: the larger of each pair of halves, a NaN losing to a number.
+MLPCORE_DEVICE std::uint32_t max_f16x2(std::uint32_t a, std::uint32_t b) {
+#if MLPCORE_EMULATOR
+  return emu::nv::max_f16x2(a, b);
+#elif MLPCORE_ARCH_SM80
+  std::uint32_t d;
+  asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+#else
+  trap("max.f16x2 in a kernel built for a target before sm_80");
+#endif
+}
+
 // max.NaN.f16x2 with +0: ReLU on two packed halves, one register (a NaN stays NaN, as with cvt.rn.relu).
 MLPCORE_DEVICE std::uint32_t relu_f16x2(std::uint32_t x) {
 #if MLPCORE_EMULATOR

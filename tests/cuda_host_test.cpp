@@ -138,6 +138,19 @@ TEST(CApi, RunsAModelAndReportsErrors) {
   ASSERT_EQ(mlpcore_network_infer(net, in, out, 2, error, sizeof error), 0) << error;
   EXPECT_NEAR(out[0], ref[0], 1e-4);
   EXPECT_NEAR(out[1], ref[1], 1e-4);
+  int out_of_range = -1;
+  ASSERT_EQ(mlpcore_network_enqueued_out_of_range(net, &out_of_range, error, sizeof error), 0) << error;
+  EXPECT_EQ(out_of_range, 0);
+  EXPECT_EQ(mlpcore_network_enqueued_out_of_range(net, nullptr, error, sizeof error), -1);
+  EXPECT_STREQ(error, "mlpcore_network_enqueued_out_of_range: out_of_range: is null");
+  mlpcore_network_destroy(net);
+
+  // An input beyond float16's range on a float16-operand backend: the call fails and says why.
+  net = mlpcore_network_create(heart.c_str(), "emu-nvidia", error, sizeof error);
+  ASSERT_NE(net, nullptr) << error;
+  const float large[4] = {0.0f, 0.0f, 1e5f, 0.0f};
+  EXPECT_EQ(mlpcore_network_infer(net, large, out, 2, error, sizeof error), -1);
+  EXPECT_NE(std::string(error).find("at or beyond float16's range (|x| >= 65504)"), std::string::npos) << error;
   mlpcore_network_destroy(net);
 }
 

@@ -4,10 +4,17 @@
 // also fails if no GPU backend can run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"
 #include "ops/half_bits.h"
 #include "tests/test_util.h"
+
+#ifdef MLPCORE_GPU_TESTS
+#include "engine/src/cuda_driver.h"
+#endif
 
 namespace mlpcore {
 namespace {
@@ -281,6 +288,85 @@ TEST_P(FusedBackend, ValuesBeyondFloat16OperandsAreRefused) {
     EXPECT_NO_THROW(Network(m, options_for(GetParam())));
 }
 
+// The outputs of `net` for `input` in I/O type T (float, or float16 bit patterns), as floats; the call
+// must fail with ErrorCode::float16_range where `out_of_range`.
+template <class T>
+std::vector<float> run_checked(const Network& net, const std::vector<float>& input, bool out_of_range) {
+  const std::size_t batch = input.size() / net.input_dim();
+  std::vector<T> in(input.size()), out(batch * net.output_dim());
+  std::transform(input.begin(), input.end(), in.begin(), test::to_io<T>);
+  try {
+    net.infer(in.data(), out.data(), batch);
+    EXPECT_FALSE(out_of_range) << "no float16_range error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(out_of_range) << e.what();
+    EXPECT_EQ(e.code(), ErrorCode::float16_range) << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond float16's range (|x| >= 65504)"), std::string::npos) << e.what();
+  }
+  std::vector<float> result(out.size());
+  std::transform(out.begin(), out.end(), result.begin(), test::from_io<T>);
+  return result;
+}
+
+// 2 -> 1 (hidden) -> 1: the hidden value is x0 + x1, the output a thousandth of its activation.
+Model sum_then_thousandth(ActivationKind hidden) {
+  std::mt19937 rng(16);
+  Model m = test::random_model(rng, {2, 1, 1}, {Activation::make(hidden), Activation::make(ActivationKind::none)});
+  m.layers[0].weight = {1.0f, 1.0f};
+  m.layers[0].bias = {0.0f};
+  m.layers[1].weight = {1e-3f};
+  m.layers[1].bias = {0.0f};
+  return m;
+}
+
+// 40 samples of (1, 1), but sample 17 is (x, x).
+std::vector<float> with_sample_17(float x) {
+  std::vector<float> in(2 * 40, 1.0f);
+  in[34] = in[35] = x;
+  return in;
+}
+
+// What float16 operands cannot carry at run time: an input or hidden activation at or beyond 65504, which
+// depends on the data, so no check of the model can refuse it. The kernels check every value they hand
+// the matrix instructions as an operand, and such a call fails with ErrorCode::float16_range instead of
+// returning what cvt_pkrtz's saturation (AMD) or infinities (NVIDIA) make of it. Values just inside the
+// range, ReLU's zeros for large negative sums and the bounded activations of large sums are computed as
+// usual, and a NaN input is no error (the other samples are right).
+TEST_P(FusedBackend, ValuesLeavingFloat16AtRunTimeAreReported) {
+  std::mt19937 rng(seed(16));
+  const auto tiny = [&](ActivationKind hidden) { return Network(sum_then_thousandth(hidden), options_for(GetParam())); };
+  const Network relu = tiny(ActivationKind::relu);
+  run_checked<float>(relu, with_sample_17(4e4f), true);  // the case a user hit, at run time: 8e4 after the first layer
+  run_checked<std::uint16_t>(relu, with_sample_17(4e4f), true);
+  run_checked<float>(relu, with_sample_17(1e5f), true);  // an input beyond the range
+  for (const auto& got : {run_checked<float>(relu, with_sample_17(3e4f), false), run_checked<std::uint16_t>(relu, with_sample_17(3e4f), false)}) {
+    EXPECT_NEAR(got[17], 60.0, 60.0 * tolerance(GetParam()));
+    EXPECT_NEAR(got[0], 2e-3, tolerance(GetParam()));
+  }
+  EXPECT_NEAR(run_checked<float>(relu, with_sample_17(-4e4f), false)[17], 0.0, tolerance(GetParam())) << "ReLU zeroes -8e4";
+  EXPECT_NEAR(run_checked<float>(relu, with_sample_17(std::nanf("")), false)[16], 2e-3, tolerance(GetParam()));
+  run_checked<float>(tiny(ActivationKind::none), with_sample_17(-4e4f), true);  // -8e4: either sign counts
+  EXPECT_NEAR(run_checked<float>(tiny(ActivationKind::sigmoid), with_sample_17(4e4f), false)[17], 1e-3, tolerance(GetParam()));
+
+  // A compiled-in shape (16-64-64-4) over several sample blocks: hidden unit 5 of the first layer sums the
+  // inputs, so a sample of 16 inputs of 5000 takes it to 8e4.
+  const auto relu_act = Activation::make(ActivationKind::relu);
+  Model m = test::random_model(rng, {16, 64, 64, 4}, {relu_act, relu_act, Activation::make(ActivationKind::none)});
+  std::fill_n(m.layers[0].weight.begin() + 5 * 16, 16, 1.0f);
+  m.layers[0].bias[5] = 0.0f;
+  const Network net(m, options_for(GetParam()));
+  const std::size_t batch = 1000;
+  auto input = test::random_inputs(rng, batch * 16);
+  std::fill_n(input.begin() + 16 * 901, 16, 3e3f);  // 4.8e4: inside
+  const auto got = run_checked<float>(net, input, false);
+  const auto ref = test::naive_forward(m, input, batch);
+  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_LE(std::fabs(got[i] - ref[i]) / std::max(1.0, std::fabs(ref[i])), tolerance(GetParam())) << i;
+  std::fill_n(input.begin() + 16 * 901, 16, 5e3f);
+  run_checked<float>(net, input, true);
+  run_checked<std::uint16_t>(net, input, true);
+  EXPECT_FALSE(net.enqueued_out_of_range()) << "no enqueued calls";
+}
+
 // A SIREN-style first layer: the sine of arguments up to +-1e4, which the hardware sine alone gets wrong
 // (AMD's v_sin_f32 has a limited valid range, NVIDIA's MUFU.SIN loses accuracy): the kernels reduce them
 // first (GpuMath::reduce_2pi). Multiples of 8 and a zero bias keep every argument exact in float16, in
@@ -345,6 +431,33 @@ TEST(GpuBackends, AtLeastOneGpuBackendRuns) {
     if (b.name == "cuda" || b.name == "hip") why += b.name + ": " + (b.available ? b.description : b.unavailable_reason) + "\n";
   EXPECT_FALSE(backends_under_test().empty()) << why;
   std::cout << why;
+}
+
+// enqueue cannot throw for its kernel: a call whose values left float16's range is recorded, and
+// Network::enqueued_out_of_range reports it once, then clears it. (Device buffers through the CUDA driver.)
+TEST_P(FusedBackend, EnqueuedCallsRecordValuesLeavingFloat16) {
+  if (!GetParam().starts_with("cuda")) GTEST_SKIP() << "device buffers through the CUDA driver";
+  const detail::CudaDriver driver;
+  ASSERT_EQ(driver.try_init(), 0);
+  const detail::CudaOnDevice gpu(driver, 0);
+  const Network net(sum_then_thousandth(ActivationKind::relu), options_for(GetParam()));
+  const auto enqueued = [&](float x) {
+    const auto in = with_sample_17(x);
+    std::vector<float> out(40);
+    void* d_in = gpu.malloc(in.size() * sizeof(float));
+    void* d_out = gpu.malloc(out.size() * sizeof(float));
+    gpu.copy(d_in, in.data(), in.size() * sizeof(float));
+    net.enqueue(static_cast<const float*>(d_in), static_cast<float*>(d_out), 40);
+    gpu.copy(out.data(), d_out, out.size() * sizeof(float));  // on the null stream: after the kernel
+    gpu.free(d_in);
+    gpu.free(d_out);
+    return out;
+  };
+  enqueued(4e4f);
+  EXPECT_TRUE(net.enqueued_out_of_range());
+  EXPECT_FALSE(net.enqueued_out_of_range()) << "reported once";
+  EXPECT_NEAR(enqueued(3e4f)[17], 60.0, 60.0 * tolerance(GetParam()));
+  EXPECT_FALSE(net.enqueued_out_of_range());
 }
 
 // A large batch against the CPU backend (the float64 reference is too slow for 2^20 samples).

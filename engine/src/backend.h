@@ -32,6 +32,9 @@ class BackendNetwork {
   virtual void infer(const IoBuffers& call) const = 0;
   // Buffers in the backend's own memory, asynchronous on `stream` for GPU backends. Host backends: infer.
   virtual void enqueue(const IoBuffers& call, void* /*stream*/) const { infer(call); }
+  // Network::enqueued_out_of_range(): reads and clears the record of enqueued calls' float16 range
+  // checks (backends whose enqueue runs infer report through it, and keep none).
+  virtual bool take_enqueued_out_of_range() const { return false; }
   // The packed network for device-side evaluation (ops/device_api.h); empty for the cpu backend.
   virtual std::optional<DeviceNetworkView> device_view() const { return std::nullopt; }
   // Network::kernel().

@@ -99,4 +99,11 @@ int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* 
                  [&](const mlpcore::Network& n) { n.enqueue(input, output, batch, stream); });
 }
 
+int mlpcore_network_enqueued_out_of_range(const mlpcore_network* network, int* out_of_range, char* error, size_t error_size) {
+  return guarded(network, "mlpcore_network_enqueued_out_of_range", error, error_size, [&](const mlpcore::Network& n) {
+    if (!out_of_range) throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_enqueued_out_of_range", "out_of_range", "is null");
+    *out_of_range = n.enqueued_out_of_range() ? 1 : 0;
+  });
+}
+
 }  // extern "C"

@@ -38,7 +38,8 @@ class CudaNetwork final : public BackendNetwork {
 
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call.batch);
-    run_staged(gpu_, call, net_.view, [&](const IoBuffers& on_device) { launch_fused(gpu_, kernels_, net_.view, on_device, kWave, nullptr); });
+    run_staged(gpu_, name_, call, net_.view,
+               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, kWave, nullptr, range_flag); });
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -48,8 +49,10 @@ class CudaNetwork final : public BackendNetwork {
 
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
-    launch_fused(gpu_, kernels_, net_.view, call, kWave, stream);
+    launch_fused(gpu_, kernels_, net_.view, call, kWave, stream, net_.enqueued_out_of_range->get());
   }
+
+  bool take_enqueued_out_of_range() const override { return net_.take_enqueued_out_of_range(gpu_); }
 
  private:
   std::string name_, description_;

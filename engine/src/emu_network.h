@@ -46,11 +46,14 @@ class EmuNetwork final : public BackendNetwork {
   template <class Body, class Io>
   void run(const Body& body, const Io* input, Io* output, std::size_t batch) const {
     check_fused_batch(batch);
-    const ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+    ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+    std::uint32_t out_of_range = 0;
+    view.range_flag = &out_of_range;
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
     const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);
     emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, [&] { body(view, input, output, n); }, numerics_);
+    if (out_of_range) throw out_of_float16_range(name_);
   }
 
   std::string name_;

@@ -28,6 +28,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::unsupported_model: return "unsupported_model";
     case ErrorCode::device: return "device";
     case ErrorCode::kernel_file: return "kernel_file";
+    case ErrorCode::float16_range: return "float16_range";
   }
   return "unknown";
 }

@@ -33,6 +33,12 @@ bool device_api_runs(const PackedNetwork& p) {
   return !p.f16_accumulation && std::all_of(p.layers.begin(), p.layers.end(), [](const ops::LayerDesc& l) { return l.k == 16 && l.n == 16; });
 }
 
+Error out_of_float16_range(const std::string& backend) {
+  return Error(ErrorCode::float16_range, "backend '" + backend + "'", "",
+               "an input or a hidden activation of this call is at or beyond float16's range (|x| >= 65504), which this backend's "
+               "float16 operands cannot carry: its outputs would be wrong. Scale the inputs down, or use the cpu backend");
+}
+
 Error no_device_view(const std::string& backend) {
   return Error(ErrorCode::invalid_argument, "device_view", "",
                "backend '" + backend + "' packs this network for float16 accumulators or narrow edge instructions; the device API " +

@@ -37,6 +37,10 @@ struct PackedNetwork {
 // operand), and with float16 accumulation the last layer's bias too.
 void check_fits_f16_operands(const Model& model, const char* backend, bool f16_accumulation);
 
+// What a call reports when its kernel's float16 range check failed (ops/float16_range.h): inputs or
+// activations that depend on the data, which no check of the model can see.
+Error out_of_float16_range(const std::string& backend);
+
 template <class T>
 void append_bytes(std::vector<std::byte>& out, const T& value) {
   const auto bytes = std::bit_cast<std::array<std::byte, sizeof(T)>>(value);

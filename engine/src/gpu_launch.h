@@ -18,11 +18,22 @@ template <class Runtime>
 struct UploadedNetwork {
   UploadedNetwork(const Runtime& rt, const PackedNetwork& p)
       : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
-        view(network_view_of(weights->get(), biases->get(), layers->get(), p)) {
+        enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})), view(network_view_of(weights->get(), biases->get(), layers->get(), p)) {
     if (device_api_runs(p)) device_view = device_view_of(weights->get(), view.biases, layers->get(), p);
   }
 
+  // Reads and clears the range flag of the enqueued calls (Network::enqueued_out_of_range).
+  bool take_enqueued_out_of_range(const Runtime& rt) const {
+    std::uint32_t flag = 0;
+    rt.copy(&flag, enqueued_out_of_range->get(), sizeof flag);
+    if (!flag) return false;
+    const std::uint32_t clear = 0;
+    rt.copy(enqueued_out_of_range->get(), &clear, sizeof clear);
+    return true;
+  }
+
   std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
+  std::unique_ptr<DeviceBuffer<Runtime>> enqueued_out_of_range;  // the float16 range flag of every enqueued call
   ops::NetworkView view;
   std::optional<DeviceNetworkView> device_view;  // none where the device API does not run the packing
 };
@@ -39,9 +50,12 @@ FusedKernels find_fused_kernels(const Runtime& rt, void* module, const std::stri
   return kernels;
 }
 
-// One fused-kernel launch for `call` (buffers in device memory) on `stream`; `wave` is the wave size.
+// One fused-kernel launch for `call` (buffers in device memory) on `stream`; `wave` is the wave size, and
+// `range_flag` (device memory) is set if the call's float16 range check fails.
 template <class Runtime>
-void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkView view, const IoBuffers& call, unsigned wave, void* stream) {
+void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkView view, const IoBuffers& call, unsigned wave, void* stream,
+                  void* range_flag) {
+  view.range_flag = static_cast<std::uint32_t*>(range_flag);
   auto n = static_cast<unsigned>(call.batch);
   const void* input = call.input;
   void* output = call.output;
@@ -50,14 +64,19 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
 }
 
 // `call` with host (or device) buffers, copied through device buffers allocated for it around
-// launch(the call on those); the synchronous copy back waits for the kernel (null stream).
+// launch(the call on those, its own range flag); the synchronous copy back waits for the kernel (null
+// stream). Throws out_of_float16_range(backend) where the call's range check failed.
 template <class Runtime, class Launch>
-void run_staged(const Runtime& rt, const IoBuffers& call, const ops::NetworkView& view, Launch launch) {
+void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& call, const ops::NetworkView& view, Launch launch) {
   const std::size_t in_bytes = call.batch * view.input_dim * io_bytes(call.io), out_bytes = call.batch * view.output_dim * io_bytes(call.io);
   DeviceBuffer<Runtime> in(rt, in_bytes), out(rt, out_bytes);
+  const auto range_flag = upload(rt, std::vector<std::uint32_t>{0});
   rt.copy(in.get(), call.input, in_bytes);
-  launch(IoBuffers{in.get(), out.get(), call.batch, call.io});
+  launch(IoBuffers{in.get(), out.get(), call.batch, call.io}, range_flag->get());
   rt.copy(call.output, out.get(), out_bytes);
+  std::uint32_t out_of_range = 0;
+  rt.copy(&out_of_range, range_flag->get(), sizeof out_of_range);
+  if (out_of_range) throw out_of_float16_range(backend);
 }
 
 }  // namespace mlpcore::detail

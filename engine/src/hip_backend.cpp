@@ -34,7 +34,8 @@ class HipNetwork final : public BackendNetwork {
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call.batch);
-    run_staged(gpu_, call, net_.view, [&](const IoBuffers& on_device) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr); });
+    run_staged(gpu_, "hip", call, net_.view,
+               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr, range_flag); });
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -45,8 +46,10 @@ class HipNetwork final : public BackendNetwork {
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call.batch);
-    launch_fused(gpu_, kernels_, net_.view, call, wave_, stream);
+    launch_fused(gpu_, kernels_, net_.view, call, wave_, stream, net_.enqueued_out_of_range->get());
   }
+
+  bool take_enqueued_out_of_range() const override { return net_.take_enqueued_out_of_range(gpu_); }
 
  private:
   HipOnDevice gpu_;

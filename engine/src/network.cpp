@@ -113,6 +113,8 @@ void Network::enqueue(const std::uint16_t* input, std::uint16_t* output, std::si
   impl_->enqueue({input, output, batch, detail::Io::f16}, stream);
 }
 
+bool Network::enqueued_out_of_range() const { return impl_->take_enqueued_out_of_range(); }
+
 void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch) const {
   if (input.size() != batch * input_dim_)
     throw Error(ErrorCode::invalid_argument, "infer", "input",

@@ -226,6 +226,8 @@ std::uint32_t cvt_pkrtz(float lo, float hi) {
   return static_cast<std::uint32_t>(f32_to_f16_rtz(lo)) | static_cast<std::uint32_t>(f32_to_f16_rtz(hi)) << 16;
 }
 
+std::uint32_t pk_max_f16(std::uint32_t a, std::uint32_t b) { return ops::max_f16x2_bits(a, b); }
+
 std::uint32_t permlanex16(std::uint32_t old, std::uint32_t src, std::uint32_t sel_lo, std::uint32_t sel_hi) {
   PermlaneOperands in{old, src, sel_lo, sel_hi};
   std::uint32_t result = 0;

@@ -52,6 +52,9 @@ void matrix_op(MatrixInstruction instruction, const std::uint32_t* a, const std:
 std::uint32_t cvt_pkrtz(float lo, float hi);
 std::uint16_t f32_to_f16_rtz(float value);
 
+// v_pk_max_f16: the larger of each pair of halves, a NaN losing to a number (ops::max_f16x2_bits).
+std::uint32_t pk_max_f16(std::uint32_t a, std::uint32_t b);
+
 // v_permlanex16_b32 (gfx10+): lane l reads `src` of the lane in the other 16-lane row of its 32-lane
 // group whose index is nibble (l % 16) of {sel_hi:sel_lo}. A wave collective (every lane active, so the
 // fetch-inactive and bound-control bits have no effect).

@@ -189,7 +189,8 @@ TEST_P(CodeObject, DeviceApiKernelsUseTheMatrixCoresAndNoScratch) {
     const auto& m = meta.at(kernel);
     EXPECT_EQ(count_prefix(code, want.matrix_instruction), max_tiles * max_tiles) << "MaxTiles^2 blocks per layer, one sample tile per pass";
     EXPECT_GT(count_prefix(code, "ds_"), 0u) << "inputs and outputs pass through LDS";
-    EXPECT_EQ(m.at("group_segment_fixed_size"), std::to_string(2 * want.wave * (3 + 1) * 4)) << "2 waves x lanes x (3 + 1) floats";
+    EXPECT_EQ(m.at("group_segment_fixed_size"), std::to_string(2 * (want.wave * (3 + 1) + 4) * 4))
+        << "2 waves x (lanes x (3 + 1) floats + the range flag's 4)";
     EXPECT_EQ(m.at("private_segment_fixed_size"), "0") << "scratch: spills or per-lane arrays";
     std::cout << arch << " " << kernel << ": " << m.at("vgpr_count") << " VGPRs\n";
   }

@@ -104,6 +104,34 @@ TYPED_TEST(DeviceApi, AVariantNarrowerThanTheNetworkTraps) {
   }
 }
 
+// A value beyond float16's range in one lane's sample (a hidden activation of 9e4) would make the wave's
+// outputs wrong: every active lane of that wave gets NaN, and the other waves their values.
+TYPED_TEST(DeviceApi, ValuesLeavingFloat16MakeTheWaveNaN) {
+  using Tile = TypeParam;
+  std::mt19937 rng(7);
+  Model m = test::random_model(rng, {3, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  m.layers[0].weight[0] = m.layers[0].weight[1] = m.layers[0].weight[2] = 1.0f;  // hidden unit 0 sums the point's coordinates
+  m.layers[0].bias[0] = 0.0f;
+  const Network net(m, Backend<Tile>::name);
+  const DeviceNetworkView view = net.device_view();
+  const unsigned n = 2 * Tile::kWave;  // one block of two waves
+  auto points = test::random_inputs(rng, 3 * n);
+  const unsigned hot = Tile::kWave + 5;  // in the second wave
+  points[3 * hot] = points[3 * hot + 1] = points[3 * hot + 2] = 3e4f;
+  std::vector<float> sdf(n, 0.0f), scratch(2 * device::scratch_floats<Tile, 3, 1>(), 0.0f);
+  with_max_tiles(view, [&](auto max_tiles) {
+    emu::launch({1, 1, 1}, {n, 1, 1}, Tile::kWave, [&] { sdf_at_points<Tile, decltype(max_tiles)::value>(view, points.data(), sdf.data(), n, scratch.data()); });
+  });
+  const auto ref = test::naive_forward(m, points, n);
+  for (unsigned i = 0; i < n; ++i) {
+    if (i % 7 == 3) continue;  // inactive (sdf_at_points)
+    if (i >= Tile::kWave)
+      EXPECT_TRUE(std::isnan(sdf[i])) << "lane " << i << " of the wave with 9e4: " << sdf[i];
+    else
+      EXPECT_NEAR(sdf[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << "lane " << i;
+  }
+}
+
 TEST(DeviceApiHost, TheCpuBackendHasNoDeviceView) {
   std::mt19937 rng(5);
   const Model m = test::random_model(rng, {3, 16, 1}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});

@@ -28,6 +28,7 @@ enum class ErrorCode {
   unsupported_model,    // a valid model this backend cannot run (e.g. a layer too wide for a fused kernel)
   device,               // a GPU runtime call failed
   kernel_file,          // a compiled-kernel file is malformed, or built for another network or GPU
+  float16_range,        // a call's inputs or hidden activations left float16's range on a float16-operand backend
 };
 
 const char* to_string(ErrorCode code) noexcept;

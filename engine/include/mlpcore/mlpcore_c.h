@@ -46,6 +46,11 @@ int mlpcore_network_infer_f16(const mlpcore_network* network, const uint16_t* in
 int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, void* stream,
                                 char* error, size_t error_size);
 
+/* Network::enqueued_out_of_range: writes 1 to *out_of_range if a call enqueued since the last check had
+ * inputs or hidden activations beyond float16's range (its outputs are wrong), else 0, and clears the
+ * record; call it once that work is done. (Synchronous calls report it as their error.) */
+int mlpcore_network_enqueued_out_of_range(const mlpcore_network* network, int* out_of_range, char* error, size_t error_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,15 @@ class Network {
   void infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch) const;
   void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr) const;
 
+  // float16 operands carry values up to 65504 (README, "What float16 operands cannot carry"). A call whose
+  // inputs or hidden activations reach it would give wrong outputs: infer throws Error(float16_range) for
+  // it on every float16-operand backend (the cpu backend computes in float32 and never does). enqueue on
+  // a GPU backend cannot wait to say so and records it instead (on host backends it throws as infer
+  // does). This returns whether an enqueued call since the last check did, and clears the record; call it
+  // once that work is done (after synchronizing its stream). Its outputs are then wrong: run it again
+  // scaled down, or on cpu.
+  bool enqueued_out_of_range() const;
+
   // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
   // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu and
   // where the network accumulates in float16 (cuda-f16acc on a compiled-in shape): the device API does not.
