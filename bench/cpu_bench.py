@@ -7,7 +7,10 @@ mlpcore: the cpu backend through libmlpcore_c (mlpcore_network_infer), created w
 PyTorch: the same weights as a float32 nn.Sequential of nn.Linear + ReLU, under torch.inference_mode, with
 torch.set_num_threads set to the same count. Each is timed with time.perf_counter, the two calls taking
 turns: the median of --repeats calls after --warmup calls each. mlpcore's output is checked against
-PyTorch's first. Prints a markdown table.
+PyTorch's first. Prints a markdown table, with each side's float32 GFLOP/s (2 per multiply-add of the
+dense layers) and the share of the FMA peak of that many threads (one thread's, measured first: 12
+independent chains of the widest fused multiply-adds the C compiler emits for this CPU, -march=native,
+times the threads) that mlpcore reaches and that 3× PyTorch would need.
 """
 import argparse
 import ctypes
@@ -96,6 +99,48 @@ def medians(fns, repeats, warmup):
     return [statistics.median(t) for t in times]
 
 
+FMA_PEAK_C = r"""
+#include <time.h>
+typedef float v16 __attribute__((vector_size(64)));
+#define CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+/* float32 GFLOP/s of one thread: 12 independent chains of a*b+c in registers, enough to cover the FMA
+   units' latency; an empty asm keeps each chain in a register and the loop from being folded. */
+double fma_gflops(long iterations) {
+  v16 b, c;
+  for (int k = 0; k < 16; ++k) { b[k] = 0.999999f; c[k] = 1e-7f; }
+#define DECLARE(j) v16 a##j = b * (float)(j + 1);
+  CHAINS(DECLARE)
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long i = 0; i < iterations; ++i) {
+#define STEP(j) a##j = a##j * b + c; __asm__("" : "+v"(a##j));
+    CHAINS(STEP)
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  v16 sum = c;
+#define ADD(j) sum += a##j;
+  CHAINS(ADD)
+  const double seconds = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  return sum[0] == 12345.0f ? 0 : 2.0 * 16 * 12 * iterations / seconds / 1e9;
+}
+"""
+
+
+def fma_peak_gflops(tmp):
+    """One thread's float32 FMA peak: the best of 5 runs of FMA_PEAK_C, built with cc -O3 -march=native."""
+    src, so = os.path.join(tmp, "fma_peak.c"), os.path.join(tmp, "fma_peak.so")
+    with open(src, "w") as f:
+        f.write(FMA_PEAK_C)
+    subprocess.run(["cc", "-O3", "-march=native", "-ffp-contract=fast", "-shared", "-fPIC", "-o", so, src], check=True)
+    fn = ctypes.CDLL(so).fma_gflops
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_long]
+    return max(fn(50_000_000) for _ in range(5))
+
+
+def macs_per_sample(model):
+    return sum(layer.in_features * layer.out_features for layer in model if isinstance(layer, torch.nn.Linear))
+
+
 def cpu_model():
     try:
         for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
@@ -121,11 +166,14 @@ def main():
     lib = load_lib(args.lib)
     tmp = tempfile.mkdtemp()
     blas = set_openblas_threads(args.threads[0])
+    peak = fma_peak_gflops(tmp)
+    print(f"float32 FMA peak of one thread: {peak:.1f} GFLOP/s", flush=True)
     print(f"{cpu_model()}, nproc {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))} CPUs; PyTorch {torch.__version__}"
           f"{' (OpenBLAS threads set too: ' + ', '.join(blas) + ')' if blas else ''}; "
           f"batch {args.batch}, median of {args.repeats} after {args.warmup} warm-up", flush=True)
-    lines = ["| network | threads | mlpcore cpu samples/s | PyTorch samples/s | mlpcore / PyTorch | max rel. error vs PyTorch |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| network | threads | mlpcore cpu samples/s | PyTorch samples/s | mlpcore / PyTorch | mlpcore GFLOP/s (share of the threads' FMA peak) "
+             "| PyTorch GFLOP/s | 3× PyTorch would need | max rel. error vs PyTorch |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, inp, width, hidden, out in args.networks:
         model = make_net(inp, width, hidden, out)
         path = os.path.join(tmp, name + ".safetensors")
@@ -145,8 +193,10 @@ def main():
                     model(x)
                 mlpcore_s, torch_s = medians([lambda: net.infer(x, y), pytorch], args.repeats, args.warmup)
             del net
+            flops = 2 * macs_per_sample(model) * args.batch / 1e9
             lines.append(f"| {name} | {threads} | {args.batch / mlpcore_s / 1e6:.2f} M | {args.batch / torch_s / 1e6:.2f} M | "
-                         f"{torch_s / mlpcore_s:.2f}× | {error:.1e} |")
+                         f"{torch_s / mlpcore_s:.2f}× | {flops / mlpcore_s:.0f} ({flops / mlpcore_s / (peak * threads):.0%}) | "
+                         f"{flops / torch_s:.0f} | {3 * flops / torch_s / (peak * threads):.0%} of the peak | {error:.1e} |")
             print(lines[-1], flush=True)
     print()
     print("\n".join(lines))

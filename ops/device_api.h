@@ -13,8 +13,9 @@
 //
 // Contract: every lane of the wave calls evaluate together, from converged control flow, with the same
 // network (a wave evaluates up to 32/64 samples at once on the matrix cores). A lane with no sample (a
-// ray that missed, a pixel outside the image) passes active = false: its inputs are ignored and read as
-// zeros, and its outputs are left untouched. Lanes must not return before the call: the matrix
+// ray that missed, a pixel outside the image) passes active = false: its inputs are ignored (the wave
+// computes a NaN sample there, which affects no other sample and no range check), and its outputs are
+// left untouched. Lanes must not return before the call: the matrix
 // instructions need the whole wave (the wave emulator reports a lane that returned as an error).
 // Tile is the tile family of the GPU (ops/native_tile.h's NativeTile in a device build), MaxTiles the
 // kernel variant (widths up to 16 * MaxTiles): at least view.max_tiles, else the kernel traps; launch
@@ -58,7 +59,7 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   float* outputs = scratch + Tile::kWave * InDim;
   float* out_of_range = outputs + Tile::kWave * OutDim;  // set by a lane whose float16 range check failed
   MLPCORE_UNROLL  // constant indices: the lane's arrays stay in registers, never in scratch
-  for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : 0.0f;
+  for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : ops::kNoSample;
   ops::sync_wave();  // (and every lane has read the flag of a previous call)
   if (lane == 0) *out_of_range = 0.0f;
   ops::sync_wave();  // clear before any lane can set it

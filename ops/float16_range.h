@@ -34,6 +34,18 @@ MLPCORE_HOST_DEVICE constexpr ActivationReach reach_of(ActivationKind kind) {
   }
 }
 
+// The same for an activation whose input was checked already (float16 sums): only outputs that can be
+// larger than the input count (exponential, softplus, leaky_relu with |alpha| > 1; the others stay
+// within max(|x|, 1)).
+MLPCORE_HOST_DEVICE constexpr ActivationReach reach_beyond_input(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::exponential:
+    case ActivationKind::softplus:
+    case ActivationKind::leaky_relu: return reach_of(kind);
+    default: return ActivationReach::bounded;
+  }
+}
+
 class Float16Range {
  public:
   static constexpr float kLimit = 65504.0f;  // float16's largest finite value, where cvt_pkrtz saturates

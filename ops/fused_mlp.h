@@ -67,13 +67,24 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
 }
 
+// float16 accumulators are float16 values too: they are checked as the matrix instructions leave them,
+// every layer's, before the activation. A sum that overflowed is infinite there, which a bounded
+// activation (sigmoid, tanh) or the ReLU of -inf would hide.
+template <class Tile>
+MLPCORE_DEVICE void see_float16_sums(const typename Tile::AccFrag& acc, Float16Range& range) {
+  if constexpr (sizeof(acc_elem_t<Tile>) == 2) range.see_packed<Tile>(acc);
+}
+
 // A hidden layer's output tile, activated, as the next layer's input, seen by the float16 range check;
 // tiles that can fold ReLU into their packing instruction do (Tile::to_b_layout_relu).
 template <class Tile>
 MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
-  // float32 accumulators are checked before they are packed where the family's policy says so; the
-  // others, and float16 accumulators, as packed.
-  constexpr bool kBeforePacking = sizeof(acc_elem_t<Tile>) == 4 && range_check_before_packing(Tile::kFamily);
+  // The activations are checked: float32 ones before they are packed where the family's policy says so,
+  // else as packed; after float16 sums (checked before the activation, see_float16_sums) only what the
+  // activation can make larger.
+  constexpr bool kFloat32 = sizeof(acc_elem_t<Tile>) == 4;
+  constexpr bool kBeforePacking = kFloat32 && range_check_before_packing(Tile::kFamily);
+  see_float16_sums<Tile>(acc, range);
   const auto checked = [&](ActivationReach reach, auto pack) {
     if constexpr (kBeforePacking) range.see_floats<Tile::kAcc>(acc, reach);
     const auto b = pack();
@@ -81,10 +92,11 @@ MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kin
     return b;
   };
   if constexpr (FoldsRelu<Tile>) {  // (ReLU keeps the positive values as they are)
-    if (kind == ActivationKind::relu) return checked(ActivationReach::above, [&] { return Tile::to_b_layout_relu(acc); });
+    if (kind == ActivationKind::relu)
+      return checked(kFloat32 ? ActivationReach::above : ActivationReach::bounded, [&] { return Tile::to_b_layout_relu(acc); });
   }
   activate_tile<Tile>(acc, kind, param);
-  return checked(reach_of(kind), [&] { return Tile::to_b_layout(acc); });
+  return checked(kFloat32 ? reach_of(kind) : reach_beyond_input(kind), [&] { return Tile::to_b_layout(acc); });
 }
 
 // Which activation a layer applies: the one its descriptor names, or one compiled in.
@@ -102,6 +114,9 @@ struct SampleBlock {
   unsigned sample0;
   unsigned batch;
 };
+
+// What the samples past the batch in a partial tile hold (a quiet NaN, see load_input).
+inline constexpr float kNoSample = __builtin_bit_cast(float, 0x7fc00000u);
 
 // Inputs and outputs are float32 or float16 (Io = float or half_t) in memory; the kernel computes the same.
 // Tiles with row-vector I/O (RowVectorIo: 4 consecutive values per lane and sample row) use it
@@ -135,7 +150,10 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
           return load_b<Tile>([&](int f, int n) { return static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]); });
         return load_b<Tile>([&](int f, int n) {
           const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = sample0 + static_cast<unsigned>(n);
-          return feature < in_dim && sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : 0.0f;
+          if (feature >= in_dim) return 0.0f;  // padding features meet zero weights
+          // Samples past the batch are NaN: a NaN stays in its own sample, and the range check passes it over
+          // (zeros could overflow, as in an exponential layer with a large bias).
+          return sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : kNoSample;
         });
       }();  // (one assignment, not a `continue` after the row-vector load: with that, ptxas spilled at 96 registers)
       range.see_packed<Tile>(act[kt][s]);
@@ -216,6 +234,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {
       if (last) {
+        see_float16_sums<Tile>(acc[s], range);
         activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
         store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
       } else if constexpr (FeedsNextLayer<Tile>) {

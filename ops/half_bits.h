@@ -47,9 +47,10 @@ inline std::uint16_t float_to_f16_bits(float f) {
 }
 
 // The larger of each pair of halves in two registers of packed halves (bits 15:0, 31:16), as AMD's
-// v_pk_max_f16 (IEEE mode) and NVIDIA's max.f16x2 compute it: a NaN loses to a number (IEEE maxNum), two
-// NaNs give a NaN (0x7fff), and of equal values (+0 and -0) the first operand's is kept (both ISAs leave
-// that open).
+// v_pk_max_f16 (IEEE mode) and NVIDIA's max.f16x2 compute it for quiet NaNs: a NaN loses to a number
+// (IEEE maxNum), two NaNs give a NaN (0x7fff), and of equal values (+0 and -0) the first operand's is
+// kept (both ISAs leave that open). A signalling NaN gives a quiet NaN on AMD instead; AMD's kernels never
+// hand it one (their halves come from conversions, which quiet NaNs).
 inline std::uint32_t max_f16x2_bits(std::uint32_t a, std::uint32_t b) {
   const auto max1 = [](std::uint32_t x, std::uint32_t y) -> std::uint32_t {
     const float fx = f16_bits_to_float(static_cast<std::uint16_t>(x)), fy = f16_bits_to_float(static_cast<std::uint16_t>(y));

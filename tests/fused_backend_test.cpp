@@ -308,12 +308,12 @@ std::vector<float> run_checked(const Network& net, const std::vector<float>& inp
   return result;
 }
 
-// 2 -> 1 (hidden) -> 1: the hidden value is x0 + x1, the output a thousandth of its activation.
-Model sum_then_thousandth(ActivationKind hidden) {
+// 2 -> 1 (hidden) -> 1: the hidden value is x0 + x1 + bias, the output a thousandth of its activation.
+Model sum_then_thousandth(ActivationKind hidden, float bias = 0.0f) {
   std::mt19937 rng(16);
   Model m = test::random_model(rng, {2, 1, 1}, {Activation::make(hidden), Activation::make(ActivationKind::none)});
   m.layers[0].weight = {1.0f, 1.0f};
-  m.layers[0].bias = {0.0f};
+  m.layers[0].bias = {bias};
   m.layers[1].weight = {1e-3f};
   m.layers[1].bias = {0.0f};
   return m;
@@ -330,8 +330,9 @@ std::vector<float> with_sample_17(float x) {
 // depends on the data, so no check of the model can refuse it. The kernels check every value they hand
 // the matrix instructions as an operand, and such a call fails with ErrorCode::float16_range instead of
 // returning what cvt_pkrtz's saturation (AMD) or infinities (NVIDIA) make of it. Values just inside the
-// range, ReLU's zeros for large negative sums and the bounded activations of large sums are computed as
-// usual, and a NaN input is no error (the other samples are right).
+// range, ReLU's zeros for large negative sums and the bounded activations of large sums (unless the sums
+// are float16 themselves) are computed as usual, a NaN input is no error (the other samples are right),
+// and neither are the samples that pad a batch to whole tiles.
 TEST_P(FusedBackend, ValuesLeavingFloat16AtRunTimeAreReported) {
   std::mt19937 rng(seed(16));
   const auto tiny = [&](ActivationKind hidden) { return Network(sum_then_thousandth(hidden), options_for(GetParam())); };
@@ -339,14 +340,25 @@ TEST_P(FusedBackend, ValuesLeavingFloat16AtRunTimeAreReported) {
   run_checked<float>(relu, with_sample_17(4e4f), true);  // the case a user hit, at run time: 8e4 after the first layer
   run_checked<std::uint16_t>(relu, with_sample_17(4e4f), true);
   run_checked<float>(relu, with_sample_17(1e5f), true);  // an input beyond the range
+  run_checked<float>(relu, with_sample_17(-1e5f), true);   // ... which only the input check sees (ReLU makes 0)
+  run_checked<std::uint16_t>(relu, with_sample_17(-1e5f), true);  // (-inf in float16)
   for (const auto& got : {run_checked<float>(relu, with_sample_17(3e4f), false), run_checked<std::uint16_t>(relu, with_sample_17(3e4f), false)}) {
     EXPECT_NEAR(got[17], 60.0, 60.0 * tolerance(GetParam()));
     EXPECT_NEAR(got[0], 2e-3, tolerance(GetParam()));
   }
-  EXPECT_NEAR(run_checked<float>(relu, with_sample_17(-4e4f), false)[17], 0.0, tolerance(GetParam())) << "ReLU zeroes -8e4";
+  // ReLU zeroes -8e4, unless that is a float16 sum (-inf, which could hide later positive terms)
+  const auto zeroed = run_checked<float>(relu, with_sample_17(-4e4f), accumulates_in_f16(relu));
+  if (!accumulates_in_f16(relu)) EXPECT_NEAR(zeroed[17], 0.0, tolerance(GetParam()));
   EXPECT_NEAR(run_checked<float>(relu, with_sample_17(std::nanf("")), false)[16], 2e-3, tolerance(GetParam()));
   run_checked<float>(tiny(ActivationKind::none), with_sample_17(-4e4f), true);  // -8e4: either sign counts
-  EXPECT_NEAR(run_checked<float>(tiny(ActivationKind::sigmoid), with_sample_17(4e4f), false)[17], 1e-3, tolerance(GetParam()));
+  const Network sigmoid = tiny(ActivationKind::sigmoid);  // float16 sums count: 8e4 overflows them
+  const auto squashed = run_checked<float>(sigmoid, with_sample_17(4e4f), accumulates_in_f16(sigmoid));
+  if (!accumulates_in_f16(sigmoid)) EXPECT_NEAR(squashed[17], 1e-3, tolerance(GetParam()));
+  // exp(11.5) is beyond the range: a batch of 40 (a partial tile) whose padding samples held zeros would
+  // fail; the real samples, (-1, -1), give exp(9.5) = 13360.
+  const Network exponential(sum_then_thousandth(ActivationKind::exponential, 11.5f), options_for(GetParam()));
+  const auto exp_out = run_checked<float>(exponential, std::vector<float>(2 * 40, -1.0f), false);
+  EXPECT_NEAR(exp_out[39], std::exp(9.5) * 1e-3, std::exp(9.5) * 1e-3 * tolerance(GetParam()));
 
   // A compiled-in shape (16-64-64-4) over several sample blocks: hidden unit 5 of the first layer sums the
   // inputs, so a sample of 16 inputs of 5000 takes it to 8e4.

@@ -64,8 +64,9 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
 }
 
 // `call` with host (or device) buffers, copied through device buffers allocated for it around
-// launch(the call on those, its own range flag); the synchronous copy back waits for the kernel (null
-// stream). Throws out_of_float16_range(backend) where the call's range check failed.
+// launch(the call on those, its own range flag); the synchronous copies back wait for the kernel (null
+// stream). Throws out_of_float16_range(backend) where the call's range check failed, leaving the
+// caller's output as it was.
 template <class Runtime, class Launch>
 void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& call, const ops::NetworkView& view, Launch launch) {
   const std::size_t in_bytes = call.batch * view.input_dim * io_bytes(call.io), out_bytes = call.batch * view.output_dim * io_bytes(call.io);
@@ -73,10 +74,10 @@ void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& 
   const auto range_flag = upload(rt, std::vector<std::uint32_t>{0});
   rt.copy(in.get(), call.input, in_bytes);
   launch(IoBuffers{in.get(), out.get(), call.batch, call.io}, range_flag->get());
-  rt.copy(call.output, out.get(), out_bytes);
   std::uint32_t out_of_range = 0;
   rt.copy(&out_of_range, range_flag->get(), sizeof out_of_range);
   if (out_of_range) throw out_of_float16_range(backend);
+  rt.copy(call.output, out.get(), out_bytes);
 }
 
 }  // namespace mlpcore::detail

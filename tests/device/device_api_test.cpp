@@ -119,10 +119,13 @@ TYPED_TEST(DeviceApi, ValuesLeavingFloat16MakeTheWaveNaN) {
   const unsigned hot = Tile::kWave + 5;  // in the second wave
   points[3 * hot] = points[3 * hot + 1] = points[3 * hot + 2] = 3e4f;
   std::vector<float> sdf(n, 0.0f), scratch(2 * device::scratch_floats<Tile, 3, 1>(), 0.0f);
-  with_max_tiles(view, [&](auto max_tiles) {
-    emu::launch({1, 1, 1}, {n, 1, 1}, Tile::kWave, [&] { sdf_at_points<Tile, decltype(max_tiles)::value>(view, points.data(), sdf.data(), n, scratch.data()); });
-  });
-  const auto ref = test::naive_forward(m, points, n);
+  const auto run = [&] {
+    with_max_tiles(view, [&](auto max_tiles) {
+      emu::launch({1, 1, 1}, {n, 1, 1}, Tile::kWave, [&] { sdf_at_points<Tile, decltype(max_tiles)::value>(view, points.data(), sdf.data(), n, scratch.data()); });
+    });
+  };
+  run();
+  auto ref = test::naive_forward(m, points, n);
   for (unsigned i = 0; i < n; ++i) {
     if (i % 7 == 3) continue;  // inactive (sdf_at_points)
     if (i >= Tile::kWave)
@@ -130,6 +133,12 @@ TYPED_TEST(DeviceApi, ValuesLeavingFloat16MakeTheWaveNaN) {
     else
       EXPECT_NEAR(sdf[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << "lane " << i;
   }
+  // Again on the same scratch, in range: the wave's flag starts clear.
+  points[3 * hot] = points[3 * hot + 1] = points[3 * hot + 2] = 0.5f;
+  run();
+  ref = test::naive_forward(m, points, n);
+  for (unsigned i = 0; i < n; ++i)
+    if (i % 7 != 3) EXPECT_NEAR(sdf[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << "second call, lane " << i;
 }
 
 TEST(DeviceApiHost, TheCpuBackendHasNoDeviceView) {

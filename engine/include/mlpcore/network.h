@@ -103,12 +103,14 @@ class Network {
   void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr) const;
 
   // float16 operands carry values up to 65504 (README, "What float16 operands cannot carry"). A call whose
-  // inputs or hidden activations reach it would give wrong outputs: infer throws Error(float16_range) for
-  // it on every float16-operand backend (the cpu backend computes in float32 and never does). enqueue on
-  // a GPU backend cannot wait to say so and records it instead (on host backends it throws as infer
-  // does). This returns whether an enqueued call since the last check did, and clears the record; call it
-  // once that work is done (after synchronizing its stream). Its outputs are then wrong: run it again
-  // scaled down, or on cpu.
+  // inputs or hidden activations (with float16 accumulation: sums) reach it would give wrong outputs:
+  // infer throws Error(float16_range) for it on every float16-operand backend (the cpu backend computes
+  // in float32 and never does); the GPU backends leave the output buffer as it was, the emulated ones
+  // have written it. enqueue on a GPU backend cannot wait to say so and records it instead (on host
+  // backends it throws as infer does). This returns whether an enqueued call since the last check did,
+  // and clears the record; call it once all enqueued work is done (after synchronizing every stream used:
+  // the record is the network's, shared by all threads and streams that enqueue on it). Those outputs
+  // are then wrong: run the call again scaled down, or on cpu.
   bool enqueued_out_of_range() const;
 
   // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
