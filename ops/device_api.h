@@ -59,7 +59,7 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   float* outputs = scratch + Tile::kWave * InDim;
   float* out_of_range = outputs + Tile::kWave * OutDim;  // set by a lane whose float16 range check failed
   MLPCORE_UNROLL  // constant indices: the lane's arrays stay in registers, never in scratch
-  for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : ops::kNoSample;
+  for (int i = 0; i < InDim; ++i) inputs[lane * InDim + i] = active ? in[i] : ops::kQuietNaN;
   ops::sync_wave();  // (and every lane has read the flag of a previous call)
   if (lane == 0) *out_of_range = 0.0f;
   ops::sync_wave();  // clear before any lane can set it
@@ -79,7 +79,7 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   const bool wrong = *out_of_range != 0.0f;
   MLPCORE_UNROLL
   for (int o = 0; o < OutDim; ++o)
-    if (active) out[o] = wrong ? __builtin_nanf("") : outputs[lane * OutDim + o];
+    if (active) out[o] = wrong ? ops::kQuietNaN : outputs[lane * OutDim + o];
 }
 
 }  // namespace mlpcore::device

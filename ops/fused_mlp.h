@@ -115,8 +115,9 @@ struct SampleBlock {
   unsigned batch;
 };
 
-// What the samples past the batch in a partial tile hold (a quiet NaN, see load_input).
-inline constexpr float kNoSample = __builtin_bit_cast(float, 0x7fc00000u);
+// A quiet NaN: what the samples past the batch in a partial tile hold (see load_input), and what the
+// device API returns where the range check failed.
+inline constexpr float kQuietNaN = __builtin_bit_cast(float, 0x7fc00000u);
 
 // Inputs and outputs are float32 or float16 (Io = float or half_t) in memory; the kernel computes the same.
 // Tiles with row-vector I/O (RowVectorIo: 4 consecutive values per lane and sample row) use it
@@ -153,7 +154,7 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
           if (feature >= in_dim) return 0.0f;  // padding features meet zero weights
           // Samples past the batch are NaN: a NaN stays in its own sample, and the range check passes it over
           // (zeros could overflow, as in an exponential layer with a large bias).
-          return sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : kNoSample;
+          return sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : kQuietNaN;
         });
       }();  // (one assignment, not a `continue` after the row-vector load: with that, ptxas spilled at 96 registers)
       range.see_packed<Tile>(act[kt][s]);
