@@ -174,11 +174,11 @@ int main(int argc, char** argv) {
 
   auto* backends = app.add_subcommand("backends", "List backends and why unavailable ones cannot run here");
 
-  std::string target, kernels_path, compile_backend = "cuda";
-  auto* compile = app.add_subcommand("compile", "Compile a model's specialized kernels ahead of time, for machines without NVRTC (load with --kernels)");
+  std::string target, kernels_path, compile_backend;
+  auto* compile = app.add_subcommand("compile", "Compile a model's specialized kernels ahead of time, for machines without NVRTC or hiprtc (load with --kernels)");
   compile->add_option("model", model_path, "Model file (.safetensors)")->required();
-  compile->add_option("--target", target, "GPU to compile for: sm_80, sm_86, sm_89, sm_90, ...")->required();
-  compile->add_option("--backend,-b", compile_backend, "cuda (float32 accumulation) or cuda-f16acc")->capture_default_str();
+  compile->add_option("--target", target, "GPU to compile for: sm_80, sm_86, sm_89, sm_90, ... (NVRTC), gfx1100, gfx1201, gfx90a, gfx942, ... (hiprtc, else a clang with the AMDGPU target found here)")->required();
+  compile->add_option("--backend,-b", compile_backend, "cuda (float32 accumulation) or cuda-f16acc for sm_ targets, hip for gfx ones (default: cuda, resp. hip)");
   compile->add_option("--output,-o", kernels_path, "Kernel file to write")->required();
 
   for (auto* command : {run, verify, bench}) {
@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     if (*backends) status = cmd_backends();
     if (*compile) {
       refuse_overwriting(kernels_path, {model_path});
-      std::printf("%s\nwritten to %s\n", compile_kernels(load_model(model_path), compile_backend, target, kernels_path).c_str(), kernels_path.c_str());
+      std::printf("%s\nwritten to %s\n", compile_kernels(load_model(model_path), compile_backend.empty() ? (target.starts_with("gfx") ? "hip" : "cuda") : compile_backend, target, kernels_path).c_str(), kernels_path.c_str());
       status = 0;
     }
     // Text on stdout may sit in its buffer until now: a full disk or closed pipe is an error, not exit 0.

@@ -14,22 +14,22 @@
 // (ops/fused_mlp_specialized.h) instantiate.
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "ops/activation_math.h"
 #include "ops/float16_range.h"
 #include "ops/mlp_network.h"
+#include "ops/std_subset.h"
 #include "ops/tile_ops.h"
 
 namespace mlpcore::ops {
 
-// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled by construction: a compiler that declines
+// f(stdx::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled by construction: a compiler that declines
 // to unroll a large loop over register arrays (NVRTC did, for a layer's output tiles with costly
 // activations) puts the arrays in local memory. Only for such loops: each call is a function for the
 // compiler to inline (NVRTC took twice as long with the K loop written this way too).
 template <int N, class F>
 MLPCORE_DEVICE void static_for(F&& f) {
-  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(std::make_integer_sequence<int, N>{});
+  [&]<int... I>(stdx::integer_sequence<int, I...>) { (f(stdx::integral_constant<int, I>{}), ...); }(stdx::make_integer_sequence<int, N>{});
 }
 
 // Slot `slot` of the `block`-th block of `slots` fragments (Frag-sized) from `base`: where a lane finds its
@@ -348,7 +348,7 @@ constexpr int width_at() {
 template <int... Widths>
 constexpr int widest() {
   int m = 0;
-  for (int w : {Widths...}) m = w > m ? w : m;
+  ((m = Widths > m ? Widths : m), ...);  // a fold: hiprtc has no std::initializer_list for a braced list
   return m;
 }
 
@@ -423,7 +423,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
-    const auto layer = [&]<int L>(std::integral_constant<int, L>) {
+    const auto layer = [&]<int L>(stdx::integral_constant<int, L>) {
       constexpr bool kFirst = L == 0, kLast = L + 1 == kLayers;
       constexpr int kRun = kPolicy.loop_layers ? layer_run<ActivationsOf, L, Widths...>() : 1;
       if constexpr (kPolicy.loop_layers && repeats_previous_layer<ActivationsOf, L, Widths...>()) {
@@ -458,7 +458,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
         });
       }
     };
-    [&]<int... L>(std::integer_sequence<int, L...>) { (layer(std::integral_constant<int, L>{}), ...); }(std::make_integer_sequence<int, kLayers>{});
+    [&]<int... L>(stdx::integer_sequence<int, L...>) { (layer(stdx::integral_constant<int, L>{}), ...); }(stdx::make_integer_sequence<int, kLayers>{});
   });
   range.report(net.range_flag);
 }

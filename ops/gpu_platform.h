@@ -38,7 +38,9 @@ inline void schedule_barrier() {}
 
 #elif defined(__HIP__) || defined(__CUDACC__)
 #if defined(__HIP__)
+#if !defined(__HIPCC_RTC__)  // hiprtc has the HIP runtime's device side built in
 #include <hip/hip_runtime.h>
+#endif
 #if MLPCORE_HIP_NO_DEVICE_LIBS
 #include "ops/hip_device_lib_shim.h"
 #endif

@@ -1,7 +1,8 @@
 #pragma once
 // Bit-level float16 / bfloat16 conversions on the host, independent of compiler half support.
-#include <bit>
 #include <cstdint>
+
+#include "ops/std_subset.h"
 
 namespace mlpcore::ops {
 
@@ -9,21 +10,21 @@ inline float f16_bits_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1fu;
   std::uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  if (mantissa == 0) return std::bit_cast<float>(sign);
+  if (exponent == 31) return stdx::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent != 0) return stdx::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (mantissa == 0) return stdx::bit_cast<float>(sign);
   // Subnormal: normalise into a float32 exponent.
   int e = -1;
   do {
     mantissa <<= 1;
     ++e;
   } while ((mantissa & 0x400u) == 0);
-  return std::bit_cast<float>(sign | static_cast<std::uint32_t>(112 - e) << 23 | (mantissa & 0x3ffu) << 13);
+  return stdx::bit_cast<float>(sign | static_cast<std::uint32_t>(112 - e) << 23 | (mantissa & 0x3ffu) << 13);
 }
 
 // Round to nearest, ties to even; overflow gives infinity, NaN stays NaN (quiet).
 inline std::uint16_t float_to_f16_bits(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t x = stdx::bit_cast<std::uint32_t>(f);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t exponent = (x >> 23) & 0xffu;
   std::uint32_t mantissa = x & 0x7fffffu;
@@ -60,10 +61,10 @@ inline std::uint32_t max_f16x2_bits(std::uint32_t a, std::uint32_t b) {
   return max1(a & 0xffffu, b & 0xffffu) | max1(a >> 16, b >> 16) << 16;
 }
 
-inline float bf16_bits_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+inline float bf16_bits_to_float(std::uint16_t b) { return stdx::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
 inline std::uint16_t float_to_bf16_bits(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t x = stdx::bit_cast<std::uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
   return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }

@@ -6,16 +6,16 @@
 // business (ops/fused_policy.h). Each tile header static_asserts the contract and the optional
 // capabilities below that it implements; the kernels test the capabilities with `if constexpr`.
 #include <cstdint>
-#include <type_traits>
 
 #include "ops/fused_policy.h"
 #include "ops/simd_types.h"
+#include "ops/std_subset.h"
 
 namespace mlpcore::ops {
 
 // std::same_as, which NVRTC's headers lack.
 template <class T, class U>
-concept SameAs = std::is_same_v<T, U> && std::is_same_v<U, T>;
+concept SameAs = stdx::is_same_v<T, U> && stdx::is_same_v<U, T>;
 
 // Required of every tile:
 // - kFamily (its row in the policy table) and kWave (lanes per wave, 32 or 64);
@@ -32,7 +32,7 @@ concept SameAs = std::is_same_v<T, U> && std::is_same_v<U, T>;
 template <class T>
 concept MatrixTile = requires(int lane, int i, float f, std::uint32_t u, const typename T::AFrag& a, const typename T::BFrag& b,
                               const typename T::AccFrag& c) {
-  requires SameAs<std::remove_cvref_t<decltype(T::kFamily)>, TileFamily>;
+  requires SameAs<stdx::remove_cvref_t<decltype(T::kFamily)>, TileFamily>;
   requires T::kWave == 32 || T::kWave == 64;
   requires T::kA > 0 && T::kB > 0 && T::kAcc > 0 && T::kBiasSlots > 0;
   { T::a_row(lane, i) } -> SameAs<int>;

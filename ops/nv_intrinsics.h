@@ -2,10 +2,13 @@
 // Our names for the NVIDIA tensor-core and conversion instructions: inline PTX on the device (sm_80 and
 // newer; elsewhere a trap naming the instruction), the wave emulator in the host emulator build.
 #include <cstdint>
-#include <cstring>
 
 #include "ops/gpu_platform.h"
 #include "ops/simd_types.h"
+
+#if MLPCORE_EMULATOR
+#include <cstring>
+#endif
 
 #if MLPCORE_EMULATOR
 #include "ops/emu/nv_instructions.h"

@@ -1,11 +1,12 @@
 #pragma once
-// The little of the C++ standard library the kernel headers use, for NVRTC, which ships no standard
-// headers: embedded under the names <cstddef>, <cstdint>, <cstring>, <cmath>, <bit>, <type_traits> and
-// <utility> (engine/src/kernel_headers.h). Device code only; declarations of host math stay undefined.
+// The standard headers the kernel headers include, for NVRTC and hiprtc, which ship none: embedded under
+// the names <cstddef>, <cstdint> and <cmath> (engine/src/kernel_headers.h). Type names only, which hiprtc's
+// built-in headers may declare too (a typedef may be repeated), and declarations of host math that stay
+// undefined; the templates are ops/std_subset.h's.
 #ifndef MLPCORE_NVRTC_STD
 #define MLPCORE_NVRTC_STD
-#if !defined(__CUDACC_RTC__)
-#error "ops/nvrtc_std.h stands in for the standard headers under NVRTC only"
+#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
+#error "ops/nvrtc_std.h stands in for the standard headers under NVRTC and hiprtc only"
 #endif
 
 namespace std {
@@ -19,61 +20,6 @@ using int32_t = int;
 using int64_t = long long;
 using uintptr_t = unsigned long long;
 static_assert(sizeof(uintptr_t) == sizeof(void*), "64-bit device pointers");
-
-template <class T, T V>
-struct integral_constant {
-  static constexpr T value = V;
-  using value_type = T;
-  constexpr operator T() const noexcept { return V; }
-};
-
-template <class A, class B>
-inline constexpr bool is_same_v = false;
-template <class A>
-inline constexpr bool is_same_v<A, A> = true;
-
-template <class T> struct remove_cv { using type = T; };
-template <class T> struct remove_cv<const T> { using type = T; };
-template <class T> struct remove_cv<volatile T> { using type = T; };
-template <class T> struct remove_cv<const volatile T> { using type = T; };
-template <class T> struct remove_reference { using type = T; };
-template <class T> struct remove_reference<T&> { using type = T; };
-template <class T> struct remove_reference<T&&> { using type = T; };
-template <class T>
-using remove_cvref_t = typename remove_cv<typename remove_reference<T>::type>::type;
-
-template <class T, T... I>
-struct integer_sequence {};
-template <class T, class A, class B>
-struct concat_sequences;
-template <class T, T... A, T... B>
-struct concat_sequences<T, integer_sequence<T, A...>, integer_sequence<T, B...>> {
-  using type = integer_sequence<T, A..., (static_cast<T>(sizeof...(A)) + B)...>;
-};
-template <class T, size_t N>
-struct make_sequence {
-  using type = typename concat_sequences<T, typename make_sequence<T, N / 2>::type, typename make_sequence<T, N - N / 2>::type>::type;
-};
-template <class T>
-struct make_sequence<T, 0> {
-  using type = integer_sequence<T>;
-};
-template <class T>
-struct make_sequence<T, 1> {
-  using type = integer_sequence<T, 0>;
-};
-template <class T, T N>
-using make_integer_sequence = typename make_sequence<T, static_cast<size_t>(N)>::type;
-
-template <class To, class From>
-__device__ constexpr To bit_cast(const From& from) noexcept {
-  return __builtin_bit_cast(To, from);
-}
-
-__device__ inline void* memcpy(void* dst, const void* src, size_t n) {
-  for (size_t i = 0; i < n; ++i) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
-  return dst;
-}
 
 // Named by the host-side math (ops/activation_math.h's StdMath), never instantiated on the device.
 template <class T> T exp(T);

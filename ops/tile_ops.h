@@ -1,12 +1,12 @@
 #pragma once
 // Loads, stores and conversions written once against a tile's row/col functions and its pack2 (two
 // floats to packed halves: cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA); they hold for every tile family.
-#include <type_traits>
 
 #include "ops/fused_policy.h"
 #include "ops/gpu_platform.h"
 #include "ops/matrix_tile.h"
 #include "ops/simd_types.h"
+#include "ops/std_subset.h"
 
 namespace mlpcore::ops {
 
@@ -44,7 +44,7 @@ MLPCORE_HOST_DEVICE void with_layer_tile(int k, int n, F&& f) {
 
 // The accumulator's element type: float, or half_t for tiles that accumulate in float16.
 template <class Tile>
-using acc_elem_t = std::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;
+using acc_elem_t = stdx::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;
 
 // The policy table's entry (ops/fused_policy.h) for Tile's family and accumulator type.
 template <class Tile>

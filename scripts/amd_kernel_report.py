@@ -10,9 +10,16 @@ for it), and each network, it reads the kernel's metadata (llvm-readelf --notes)
 architecture, using the documented clocks and CU counts below.
 """
 import argparse
+import json
 import os
 import re
+import struct
 import subprocess
+import tempfile
+
+# Issue 14's table: ReLU hidden layers, no output activation; each compiled for its own kernel by
+# `mlpcore compile` (the four above have a compiled-in kernel as well).
+SPECIALIZED = ["64-64x5-4", "32-32x2-3", "8-128x6-1", "16-64x3-16", "32-64x4-16", "32-128x4-16", "16-64x2-4", "3-64x4-1"]
 
 NETWORKS = [  # (fixed kernel, name, widths) as in ops/fused_shapes.h
     ("mlpcore_mlp_fixed_0", "32-64x4-16", [32, 64, 64, 64, 64, 16]),
@@ -91,14 +98,109 @@ def occupancy(g, meta):
     return min(g["max_waves"], g["vgprs"] // allocated)
 
 
+def tiles(widths):
+    return [-(-w // 16) for w in widths]
+
+
+def kinds(instructions):
+    ops = [op for _, op, _ in instructions]
+    return {"matrix": sum(1 for op in ops if MATRIX.match(op)),
+            "valu": sum(1 for op in ops if op.startswith("v_") and not MATRIX.match(op)),
+            "salu": sum(1 for op in ops if op.startswith("s_")),
+            "memory": sum(1 for op in ops if op.split("_")[0] in ("global", "buffer", "flat", "scratch"))}
+
+
+def executed_counts(code, loop, matrix_per_tile):
+    """The tile loop's instructions as one tile executes them: where repeated hidden layers run in an inner
+    loop, its body counts once per trip, the trips being what brings the matrix instructions to the
+    network's Σ out_tiles·in_tiles."""
+    outer = kinds(loop)
+    base, first = code[0][0], loop[0][0]
+    inner = []  # the body of the inner backward branch with the most matrix instructions
+    for addr, _, target in loop[:-1]:
+        if target is not None and first <= base + target < addr:
+            body = [c for c in loop if base + target <= c[0] <= addr]
+            if kinds(body)["matrix"] > kinds(inner)["matrix"]:
+                inner = body
+    if not inner:
+        return outer
+    body = kinds(inner)
+    trips = (matrix_per_tile - (outer["matrix"] - body["matrix"])) / body["matrix"]
+    return {k: round(outer[k] + (trips - 1) * body[k]) for k in outer}
+
+
+def row(g, name, widths, m, code):
+    """One network's table row: registers, the tile loop's instruction counts and the throughput they imply."""
+    peak = g["flop_clk_cu"] * g["cus"] * g["clock"]
+    simds = g["cus"] * g["simds"]
+    matrix_cycles = 16 * 16 * 16 * 2 / (g["flop_clk_cu"] / g["simds"])
+    loop = tile_loop(code)
+    counts = executed_counts(code, loop, sum(a * b for a, b in zip(tiles(widths), tiles(widths)[1:])))
+    n_matrix, n_valu, n_salu, n_mem = (counts[k] for k in ("matrix", "valu", "salu", "memory"))
+    busy = (max if g["overlap"] else (lambda a, b: a + b))(n_matrix * matrix_cycles, n_valu * g["valu_cycles"])
+    issue = 16 * simds * g["clock"] / busy
+    memory = g["bandwidth"] / (4 * (widths[0] + widths[-1]))
+    implied = min(issue, memory)
+    flops_per_sample = n_matrix * 16 * 16 * 16 * 2 / 16
+    return (f"| {name} | {m['vgpr_count']}{' + ' + m['agpr_count'] + ' AGPRs' if int(m.get('agpr_count', 0)) else ''} "
+            f"| {m['sgpr_count']} | {m['group_segment_fixed_size']} | {m['private_segment_fixed_size']} "
+            f"| {occupancy(g, m)} | {n_matrix} | {n_valu} | {n_salu} | {n_mem} | {issue / 1e9:.2f} G/s "
+            f"| {memory / 1e9:.2f} G/s | **{implied / 1e9:.2f} G/s** | {100 * implied * flops_per_sample / peak:.0f}% |")
+
+
+def widths_of(name):
+    """'64-64x5-4' -> [64, 64, 64, 64, 64, 64, 4]"""
+    first, hidden, last = name.split("-")
+    width, count = hidden.split("x")
+    return [int(first)] + [int(width)] * int(count) + [int(last)]
+
+
+def write_model(path, widths):
+    """A model file (models/FORMAT.md) of these widths, ReLU hidden layers, no output activation, small weights:
+    the specialized kernel depends on the shape and activations only."""
+    header, data = {}, b""
+    for i, (n_in, n_out) in enumerate(zip(widths, widths[1:])):
+        for tensor, count, shape in ((f"layers.{i}.weight", n_in * n_out, [n_out, n_in]), (f"layers.{i}.bias", n_out, [n_out])):
+            header[tensor] = {"dtype": "F32", "shape": shape, "data_offsets": [len(data), len(data) + 4 * count]}
+            data += struct.pack(f"<{count}f", *[0.01] * count)
+    activations = ["relu"] * (len(widths) - 2) + ["none"]
+    header["__metadata__"] = {"mlpcore": json.dumps({"version": 1, "activations": activations})}
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def kernel_file_code(path):
+    """The code object in a kernel file (engine/src/kernel_file.h)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    at = 12  # "MLPCKERN", version
+    for _ in range(4):
+        (length,) = struct.unpack_from("<I", blob, at)
+        at += 4 + length
+    (size,) = struct.unpack_from("<Q", blob, at)
+    return blob[at + 16:at + 16 + size]
+
+
+def compile_specialized(args, arch, name, folder):
+    """The code object `mlpcore compile` builds for the network with --clang (hiprtc kept out)."""
+    model, kernels, co = (os.path.join(folder, f"{name}.{ext}") for ext in ("safetensors", "mlpck", "co"))
+    write_model(model, widths_of(name))
+    env = dict(os.environ, MLPCORE_HIPRTC_LIBRARY="/nonexistent", MLPCORE_AMDGPU_CLANG=args.clang)
+    subprocess.run([f"{args.build}/apps/mlpcore", "compile", model, "--target", arch, "-o", kernels], check=True, capture_output=True, env=env)
+    with open(co, "wb") as f:
+        f.write(kernel_file_code(kernels))
+    return co
+
+
 def report(args):
     clang = run(args.clang, "--version").splitlines()[0]
     out = ["# AMD fused-MLP kernels: registers, instructions and implied throughput", "",
            "Generated by `scripts/amd_kernel_report.py` from the code objects of a build "
            f"(`{clang}`); do not edit by hand. `tests/device/code_object_test.cpp` checks the instruction counts, "
            "and `CodeObjectReport.DocsMatchTheCodeObjects` that this file matches them.", "",
-           "Each network runs in its fixed-shape kernel (`ops/fused_shapes.h`: shape and ReLU/none activations "
-           "compiled in), float32 in and out. Per 16-sample tile (one wave): *matrix* = matrix-core instructions "
+           "The four networks of `ops/fused_shapes.h` run in the library's fixed-shape kernels (shape and ReLU/none "
+           "activations compiled in), float32 in and out; every network's own kernel from `mlpcore compile` follows per GPU. Per 16-sample tile (one wave): *matrix* = matrix-core instructions "
            "(= Σ out_tiles·in_tiles), *VALU/SALU/memory* = the other instructions of the tile loop, counted "
            "statically (bounds-checked loads and stores of partial tiles included, so an upper bound).", "",
            "Implied throughput, per GPU: *issue bound* = 16 samples × SIMDs × clock / cycles per tile, with "
@@ -124,21 +226,19 @@ def report(args):
                 "issue bound | memory bound | implied | % of matrix peak |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for kernel, name, widths in NETWORKS:
-            m = meta[kernel]
-            loop = tile_loop(isa[kernel])
-            n_matrix = sum(1 for _, op, _ in loop if MATRIX.match(op))
-            n_valu = sum(1 for _, op, _ in loop if op.startswith("v_") and not MATRIX.match(op))
-            n_salu = sum(1 for _, op, _ in loop if op.startswith("s_"))
-            n_mem = sum(1 for _, op, _ in loop if op.split("_")[0] in ("global", "buffer", "flat", "scratch"))
-            busy = (max if g["overlap"] else (lambda a, b: a + b))(n_matrix * matrix_cycles, n_valu * g["valu_cycles"])
-            issue = 16 * simds * g["clock"] / busy
-            memory = g["bandwidth"] / (4 * (widths[0] + widths[-1]))
-            implied = min(issue, memory)
-            flops_per_sample = n_matrix * 16 * 16 * 16 * 2 / 16
-            out.append(f"| {name} | {m['vgpr_count']}{' + ' + m['agpr_count'] + ' AGPRs' if int(m.get('agpr_count', 0)) else ''} "
-                       f"| {m['sgpr_count']} | {m['group_segment_fixed_size']} | {m['private_segment_fixed_size']} "
-                       f"| {occupancy(g, m)} | {n_matrix} | {n_valu} | {n_salu} | {n_mem} | {issue / 1e9:.2f} G/s "
-                       f"| {memory / 1e9:.2f} G/s | **{implied / 1e9:.2f} G/s** | {100 * implied * flops_per_sample / peak:.0f}% |")
+            out.append(row(g, name, widths, meta[kernel], isa[kernel]))
+        out.append("")
+        out += [f"Specialized kernels (`mlpcore compile --target {arch}`, one kernel per network: issue 14's table, "
+                "ReLU hidden layers, float32 in and out; where the policy runs repeated hidden layers in a loop, its body "
+                "counts once per trip):", "",
+                "| network | VGPRs | SGPRs | LDS bytes | scratch | waves/SIMD | matrix | VALU | SALU | memory | "
+                "issue bound | memory bound | implied | % of matrix peak |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        with tempfile.TemporaryDirectory() as folder:
+            for name in SPECIALIZED:
+                co = compile_specialized(args, arch, name, folder)
+                kernel = "mlpcore_mlp_specialized"
+                out.append(row(g, name, widths_of(name), metadata(args.readelf, co)[kernel], disassemble(args.objdump, co)[kernel]))
         out.append("")
     out += ["## The device-side API", "",
             "A user's kernel on `ops/device_api.h` (`tests/kernels/device_api_kernels.hip`: positions to SDF, two "

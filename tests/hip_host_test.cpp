@@ -13,6 +13,12 @@
 #include "engine/src/backend.h"
 #include "engine/src/hip_backend.h"
 #include "engine/src/hip_runtime.h"
+#include "engine/src/amdgpu_clang.h"
+#include "engine/src/file_io.h"
+#include "engine/src/fused_plan.h"
+#include "engine/src/hiprtc.h"
+#include "engine/src/kernel_file.h"
+#include "engine/src/specialize.h"
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"
 #include "tests/test_util.h"
@@ -65,6 +71,12 @@ class FakeHip : public ::testing::TestWithParam<FakeLibrary> {
     for (const char* v : {"FAKE_HIP_DEVICES", "FAKE_HIP_ARCH", "FAKE_HIP_FAIL", "FAKE_HIP_FAIL_DEVICE"}) ::unsetenv(v);
   }
   HipRuntime rt{GetParam().path};
+  const Hiprtc no_hiprtc{"/nonexistent/libhiprtc.so"};  // the built-in kernels, as on a machine without hiprtc
+  NetworkOptions quiet = [] {
+    NetworkOptions o;
+    o.notices = false;
+    return o;
+  }();
   void* symbol(const char* name) {
     void* lib = ::dlopen(GetParam().path, RTLD_NOW | RTLD_NOLOAD);
     ::dlclose(lib);  // rt keeps it loaded
@@ -130,7 +142,7 @@ TEST_P(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
     std::vector<Activation> acts(c.widths.size() - 1, Activation::make(ActivationKind::relu));
     acts.back() = Activation::make(ActivationKind::none);
     const Model m = test::random_model(rng, c.widths, acts);
-    auto net = create_hip_network(m, rt, probe);
+    auto net = create_hip_network(m, quiet, rt, probe, no_hiprtc);
     const std::size_t batch = 1000;
     std::vector<float> in(batch * m.input_dim()), out(batch * m.output_dim(), -1.0f);
     net->infer({in.data(), out.data(), batch, Io::f32});
@@ -164,7 +176,7 @@ TEST_P(FakeHip, EveryRuntimeFailureNamesTheCallAndTheDevice) {
     SCOPED_TRACE(call);
     ::setenv("FAKE_HIP_FAIL", call, 1);
     try {
-      auto net = create_hip_network(m, rt, probe);
+      auto net = create_hip_network(m, quiet, rt, probe, no_hiprtc);
       std::vector<float> in(3), out(1);
       net->infer({in.data(), out.data(), 1, Io::f32});
       ADD_FAILURE() << "no error";
@@ -197,7 +209,8 @@ TEST_P(FakeHip, NetworksOnTwoDevicesServeManyThreads) {
   const unsigned wrong_device = recorded<unsigned>("fake_hip_wrong_device");
   set_current_device(1);
   {
-    const std::unique_ptr<BackendNetwork> nets[2] = {create_hip_network(m, rt, probes[0]), create_hip_network(m, rt, probes[1])};
+    const std::unique_ptr<BackendNetwork> nets[2] = {create_hip_network(m, quiet, rt, probes[0], no_hiprtc),
+                                                       create_hip_network(m, quiet, rt, probes[1], no_hiprtc)};
     std::atomic<int> bad{0};
     std::mutex mutex;
     std::string first_bad;
@@ -228,6 +241,89 @@ TEST_P(FakeHip, NetworksOnTwoDevicesServeManyThreads) {
   EXPECT_EQ(recorded<unsigned>("fake_hip_wrong_device"), wrong_device) << "calls on another device's memory, module or kernel";
   EXPECT_EQ(current_device(), 1);
   set_current_device(0);
+}
+
+// hiprtc at network construction (the stand-in compiler): the model's own kernel for the GPU's processor,
+// kept in the kernel cache and taken from it next time; a failed compile runs the built-in kernels instead.
+TEST_P(FakeHip, SpecializesWithHiprtcAndCachesTheKernel) {
+  const Hiprtc fake_rtc(MLPCORE_FAKE_HIPRTC);
+  ASSERT_TRUE(fake_rtc.loaded()) << fake_rtc.load_error();
+  void* rtc_lib = ::dlopen(MLPCORE_FAKE_HIPRTC, RTLD_NOW | RTLD_NOLOAD);
+  ::dlclose(rtc_lib);
+  auto& compiles = *static_cast<unsigned*>(::dlsym(rtc_lib, "fake_hiprtc_compiles"));
+  const char* options_used = static_cast<const char*>(::dlsym(rtc_lib, "fake_hiprtc_last_options"));
+  const test::TempDir cache;
+  NetworkOptions options = quiet;
+  options.kernel_cache = cache.path().string();
+  std::mt19937 rng(4);
+  const Model m = test::random_model(rng, {20, 30, 5}, {Activation::make(ActivationKind::tanh), Activation::make(ActivationKind::none)});
+  ::setenv("FAKE_HIP_ARCH", "gfx1201", 1);
+  const HipProbe probe = probe_hip(rt, amd_code_objects());
+  ASSERT_TRUE(probe.available) << probe.reason;
+  const unsigned before = compiles;
+  const auto run = [&](const BackendNetwork& net) {
+    std::vector<float> in(20 * 40), out(5 * 40);
+    net.infer({in.data(), out.data(), 40, Io::f32});
+    return std::string(recorded<char[128]>("fake_hip_last_launched"));
+  };
+  {
+    const auto net = create_hip_network(m, options, rt, probe, fake_rtc);
+    EXPECT_EQ(compiles, before + 1);
+    EXPECT_STREQ(options_used, "--offload-arch=gfx1201 -std=c++20 -O3");
+    EXPECT_NE(net->kernel().find("specialized for 20-30-5, compiled by hiprtc 6.2 for gfx1201 in"), std::string::npos) << net->kernel();
+    EXPECT_EQ(run(*net), "mlpcore_mlp_specialized");
+  }
+  {
+    const auto net = create_hip_network(m, options, rt, probe, fake_rtc);
+    EXPECT_EQ(compiles, before + 1) << "the second network's kernel comes from the cache";
+    EXPECT_NE(net->kernel().find("from the kernel cache"), std::string::npos) << net->kernel();
+  }
+  {
+    NetworkOptions built_in = options;
+    built_in.specialize = false;
+    EXPECT_EQ(run(*create_hip_network(m, built_in, rt, probe, fake_rtc)), "mlpcore_mlp_t2");
+    EXPECT_EQ(compiles, before + 1);
+  }
+  {
+    ::setenv("FAKE_HIPRTC_FAIL", "1", 1);
+    NetworkOptions uncached = options;
+    uncached.kernel_cache = "off";
+    const auto net = create_hip_network(m, uncached, rt, probe, fake_rtc);
+    ::unsetenv("FAKE_HIPRTC_FAIL");
+    EXPECT_EQ(compiles, before + 2);
+    EXPECT_EQ(net->kernel(), "run-time-shaped, up to 32 wide, for 20-30-5");
+    EXPECT_EQ(run(*net), "mlpcore_mlp_t2");
+  }
+}
+
+// A kernel file of `mlpcore compile` (compiled by the clang that built this library): loaded on the GPU it
+// was built for, refused by name on another one.
+TEST_P(FakeHip, LoadsAKernelFileForItsProcessorOnly) {
+  std::mt19937 rng(5);
+  const Model m = test::random_model(rng, {7, 40, 40, 2}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::sine),
+                                                          Activation::make(ActivationKind::none)});
+  const test::TempDir dir;
+  NetworkOptions options = quiet;
+  options.kernels_file = (dir / "net.gfx1100.mlpk").string();
+  const FusedPlan plan = plan_fused(m, "hip", {ops::TileFamily::rdna3, true});
+  write_file_atomically(options.kernels_file, encode_kernel_file(compile_kernel_file(plan, "gfx1100", AmdgpuClang())));
+  ::setenv("FAKE_HIP_ARCH", "gfx1100", 1);
+  {
+    const auto net = create_hip_network(m, options, rt, probe_hip(rt, amd_code_objects()), no_hiprtc);
+    EXPECT_NE(net->kernel().find("specialized for 7-40x2-2, loaded from " + options.kernels_file), std::string::npos) << net->kernel();
+    std::vector<float> in(7 * 3), out(2 * 3);
+    net->infer({in.data(), out.data(), 3, Io::f32});
+    EXPECT_STREQ(recorded<char[128]>("fake_hip_last_launched"), "mlpcore_mlp_specialized");
+  }
+  ::setenv("FAKE_HIP_ARCH", "gfx1101", 1);
+  try {
+    create_hip_network(m, options, rt, probe_hip(rt, amd_code_objects()), no_hiprtc);
+    FAIL() << "a gfx1100 kernel file ran on gfx1101";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kernel_file);
+    EXPECT_NE(std::string(e.what()).find("gfx1100"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gfx1101"), std::string::npos) << e.what();
+  }
 }
 
 TEST_P(FakeHip, ReadsTheArchitectureAtItsOffsetInTheEntryPointsLayout) {

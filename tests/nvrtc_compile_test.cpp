@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <regex>
 
-#include "engine/src/cuda_specialize.h"
 #include "engine/src/nvrtc.h"
+#include "engine/src/specialize.h"
 #include "engine/src/specialized_source.h"
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"

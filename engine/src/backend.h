@@ -54,7 +54,6 @@ struct PackedNetwork;
 DeviceNetworkView device_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& packed);
 
 std::unique_ptr<BackendNetwork> create_cpu_network(const Model& model, const NetworkOptions& options);
-std::unique_ptr<BackendNetwork> create_hip_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna3_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_rdna4_network(const Model& model);
 std::unique_ptr<BackendNetwork> create_emu_cdna_network(const Model& model);

@@ -31,7 +31,7 @@ std::vector<Backend> all_backends() {
   const HipProbe& hip = hip_probe();
   backends.push_back({{"hip", hip.available ? hip.description : "AMD GPUs (RDNA3, RDNA4, CDNA) through HIP", hip.available, hip.reason,
                        kFp16Tolerance},
-                      hip.available ? model_only<create_hip_network>() : nullptr});
+                      hip.available ? Backend::Factory([](const Model& m, const NetworkOptions& o) { return create_hip_network(m, o); }) : nullptr});
   const CudaProbe& cuda = cuda_probe();
   backends.push_back({{"cuda", cuda.available ? cuda.description : "NVIDIA GPUs (sm_80 and newer) through CUDA", cuda.available, cuda.reason,
                        kFp16Tolerance},

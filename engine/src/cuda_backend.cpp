@@ -3,17 +3,15 @@
 // primary context (the one the CUDA runtime and PyTorch use, so their streams and buffers work with
 // enqueue), weights packed and uploaded once. Without the driver, a GPU or an sm_80+ GPU it reports why
 // and the engine falls back.
-#include <cstdio>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "engine/src/backend.h"
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
-#include "engine/src/cuda_specialize.h"
 #include "engine/src/gpu_launch.h"
 #include "engine/src/nvrtc.h"
+#include "engine/src/specialize.h"
 #include "ops/tile_mma_sm80.h"
 
 namespace mlpcore::detail {
@@ -94,49 +92,16 @@ const CudaProbe& cuda_probe() {
 
 namespace {
 
-// Says once per process why no kernel is specialized (the machine's reason), or for every network why
-// its own was not (a compile failure).
-void specialization_notice(const std::string& backend, const FusedPlan& plan, const std::string& why, bool machine_reason) {
-  const auto say = [&] {
-    std::fprintf(stderr, "mlpcore: %s runs %s on the kernels built into mlpcore (%s), not on one specialized for it: %s\n", backend.c_str(),
-                 plan.shape.c_str(), plan.describe().c_str(), why.c_str());
-  };
-  if (!machine_reason) return say();
-  static std::once_flag once;
-  std::call_once(once, say);
-}
-
 std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::string& name, bool f16_accumulation, const NetworkOptions& options) {
   const CudaProbe& probe = cuda_probe();
   if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend '" + name + "'", "", probe.reason);
-  const bool from_file = !options.kernels_file.empty();
-  const bool can_compile = nvrtc().loaded();
-  FusedPlan plan = plan_fused(model, name.c_str(), {ops::TileFamily::nvidia, options.specialize && (from_file || can_compile), f16_accumulation});
-  const void* image = probe.fatbin->data;
-  std::string description = plan.describe();
-  SpecializedCode code;
-  if (plan.kind == KernelKind::specialized) {
-    try {
-      code = specialized_cuda_code(plan, probe.arch, options);
-      image = code.cubin.data();
-      description = code.description;
-    } catch (const Error& e) {
-      if (from_file) throw;  // the user's file is wrong: say so rather than run something else
-      plan = plan_fused(model, name.c_str(), {ops::TileFamily::nvidia, false, f16_accumulation});
-      description = plan.describe();
-      if (options.notices) specialization_notice(name, plan, e.what(), false);
-    }
-  } else if (!plan.not_specialized.empty()) {
-    if (from_file) throw Error(ErrorCode::kernel_file, options.kernels_file, "", "this network runs the built-in kernels: " + plan.not_specialized);
-    if (options.notices) specialization_notice(name, plan, plan.not_specialized, false);
-  } else if (options.specialize && options.notices) {
-    specialization_notice(name, plan, "no NVRTC (" + nvrtc().load_error() + "); `mlpcore compile` builds one ahead of time", true);
-  }
+  const KernelChoice k = choose_kernels(model, name, {ops::TileFamily::nvidia, true, f16_accumulation}, "sm_" + std::to_string(probe.arch), options, nvrtc());
+  const void* image = k.code.code.empty() ? static_cast<const void*>(probe.fatbin->data) : k.code.code.data();
   const auto make = [&]<class Tile>() {
-    return std::make_unique<CudaNetwork>(plan, pack_network<Tile>(model, plan, name.c_str()), name, image, description, driver(), probe);
+    return std::make_unique<CudaNetwork>(k.plan, pack_network<Tile>(model, k.plan, name.c_str()), name, image, k.code.description, driver(), probe);
   };
-  // The module is loaded in the constructor: `code` may go after it.
-  if (plan.f16_accumulation) return make.template operator()<ops::TileMmaSm80F16Acc>();
+  // The module is loaded in the constructor: `k` may go after it.
+  if (k.plan.f16_accumulation) return make.template operator()<ops::TileMmaSm80F16Acc>();
   return make.template operator()<ops::TileMmaSm80>();
 }
 

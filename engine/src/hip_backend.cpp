@@ -1,11 +1,14 @@
-// The hip backend: the fused kernels' code object for the GPU's architecture, weights packed and uploaded
-// once, batches copied in, run and copied out. Without libamdhip64, a GPU, or a code object for the GPU,
+// The hip backend: the model's specialized kernels (compiled by hiprtc when the network is built, or cached,
+// or from `mlpcore compile`), else the built-in code object for the GPU's architecture; weights packed and
+// uploaded once, batches copied in, run and copied out. Without libamdhip64, a GPU, or a code object for the GPU,
 // it reports why and the engine falls back to the CPU.
 #include "engine/src/amd_arch.h"
 #include "engine/src/backend.h"
 #include "engine/src/gpu_launch.h"
 #include "engine/src/hip_backend.h"
 #include "engine/src/hip_runtime.h"
+#include "engine/src/hiprtc.h"
+#include "engine/src/specialize.h"
 #include "ops/tile_mfma_gfx9.h"
 #include "ops/tile_wmma_gfx11.h"
 #include "ops/tile_wmma_gfx12.h"
@@ -21,13 +24,15 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 
 class HipNetwork final : public BackendNetwork {
  public:
-  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says.
-  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const HipRuntime& rt, const HipProbe& probe)
-      : gpu_(rt, probe.device), wave_(wave), module_(load_module(gpu_, probe.object->data)),
+  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says; `image` is the module
+  // holding the plan's kernel.
+  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const void* image, std::string description, const HipRuntime& rt,
+             const HipProbe& probe)
+      : gpu_(rt, probe.device), wave_(wave), module_(load_module(gpu_, image)),
         kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
-        net_(gpu_, packed), description_(plan.describe()) {}
+        net_(gpu_, packed), description_(std::move(description)) {}
 
   std::string kernel() const override { return description_; }
 
@@ -60,12 +65,13 @@ class HipNetwork final : public BackendNetwork {
   std::string description_;
 };
 
-// Without a run-time compiler for AMD (hiprtc is not used yet) the hip backend runs the compiled-in
-// kernels: a model's own where its shape has one, the run-time-shaped ones otherwise.
 template <class Tile>
-std::unique_ptr<BackendNetwork> make_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
-  const FusedPlan plan = plan_fused(model, "hip", {Tile::kFamily});
-  return std::make_unique<HipNetwork>(plan, pack_network<Tile>(model, plan, "hip"), Tile::kWave, rt, probe);
+std::unique_ptr<BackendNetwork> make_network(const Model& model, const NetworkOptions& options, const HipRuntime& rt, const HipProbe& probe,
+                                             const RuntimeCompiler& compiler) {
+  const KernelChoice k = choose_kernels(model, "hip", {Tile::kFamily}, probe.processor, options, compiler);
+  const void* image = k.code.code.empty() ? static_cast<const void*>(probe.object->data) : k.code.code.data();
+  // The module is loaded in the constructor: `k` may go after it.
+  return std::make_unique<HipNetwork>(k.plan, pack_network<Tile>(model, k.plan, "hip"), Tile::kWave, image, k.code.description, rt, probe);
 }
 
 const HipRuntime& runtime() {
@@ -101,15 +107,18 @@ const HipProbe& hip_probe() {
   return probe;
 }
 
-std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const HipRuntime& rt, const HipProbe& probe) {
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const NetworkOptions& options, const HipRuntime& rt, const HipProbe& probe,
+                                                   const RuntimeCompiler& compiler) {
   if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend 'hip'", "", probe.reason);
   switch (probe.arch) {
-    case Arch::gfx11: return make_network<ops::TileWmmaGfx11>(model, rt, probe);
-    case Arch::gfx12: return make_network<ops::TileWmmaGfx12>(model, rt, probe);
-    default: return make_network<ops::TileMfmaGfx9>(model, rt, probe);
+    case Arch::gfx11: return make_network<ops::TileWmmaGfx11>(model, options, rt, probe, compiler);
+    case Arch::gfx12: return make_network<ops::TileWmmaGfx12>(model, options, rt, probe, compiler);
+    default: return make_network<ops::TileMfmaGfx9>(model, options, rt, probe, compiler);
   }
 }
 
-std::unique_ptr<BackendNetwork> create_hip_network(const Model& model) { return create_hip_network(model, runtime(), hip_probe()); }
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const NetworkOptions& options) {
+  return create_hip_network(model, options, runtime(), hip_probe(), hiprtc());
+}
 
 }  // namespace mlpcore::detail

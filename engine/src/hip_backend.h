@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mlpcore/model.h"
+#include "mlpcore/network.h"
 
 #include "engine/src/amd_arch.h"
 #include "engine/src/code_objects.h"
@@ -27,7 +28,11 @@ HipProbe probe_hip(const HipRuntime& runtime, std::span<const EmbeddedCodeObject
 const HipProbe& hip_probe();  // this process's, probed once
 
 class BackendNetwork;
-// The hip backend on a given runtime and probe (tests use a stand-in runtime library).
-std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const HipRuntime& runtime, const HipProbe& probe);
+class RuntimeCompiler;
+// The hip backend on a given runtime, probe and run-time compiler (tests use stand-ins).
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const NetworkOptions& options, const HipRuntime& runtime, const HipProbe& probe,
+                                                   const RuntimeCompiler& compiler);
+// This process's: the HIP runtime and hiprtc, loaded once.
+std::unique_ptr<BackendNetwork> create_hip_network(const Model& model, const NetworkOptions& options);
 
 }  // namespace mlpcore::detail

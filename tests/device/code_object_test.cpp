@@ -4,93 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <fstream>
-#include <cstdio>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <regex>
 #include <sstream>
 
 #include "ops/fused_shapes.h"
+#include "tests/device/amd_isa.h"
 
 namespace {
 
-std::string run(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string out;
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe.get())) > 0;) out.append(buf.data(), n);
-  return out;
-}
-
-std::vector<std::string> targets() {
-  std::vector<std::string> out;
-  std::stringstream ss(MLPCORE_AMDGPU_TARGETS);
-  for (std::string t; std::getline(ss, t, ',');) out.push_back(t);
-  return out;
-}
+using namespace mlpcore::test;
 
 std::string code_object(const std::string& arch) { return std::string(MLPCORE_CODE_OBJECT_DIR) + "/tile_kernels_" + arch + ".co"; }
-
-// Kernel name -> its instruction mnemonics, from llvm-objdump.
-std::map<std::string, std::vector<std::string>> disassemble(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> out;
-  std::stringstream text(run(std::string(MLPCORE_LLVM_OBJDUMP) + " -d --no-show-raw-insn " + path));
-  static const std::regex symbol(R"(^[0-9a-f]+ <([^>]+)>:$)");
-  std::vector<std::string>* current = nullptr;
-  for (std::string line; std::getline(text, line);) {
-    std::smatch m;
-    if (std::regex_match(line, m, symbol)) {
-      current = &out[m[1]];
-      continue;
-    }
-    std::stringstream words(line);
-    std::string mnemonic;
-    if (current && line.starts_with("\t") && words >> mnemonic) current->push_back(mnemonic);
-  }
-  return out;
-}
-
-// Kernel name -> its metadata fields (.vgpr_count, ...), from llvm-readelf --notes.
-std::map<std::string, std::map<std::string, std::string>> metadata(const std::string& path) {
-  std::map<std::string, std::map<std::string, std::string>> out;
-  std::stringstream text(run(std::string(MLPCORE_LLVM_READELF) + " --notes " + path));
-  static const std::regex field(R"(^(  - |    )\.(\w+):\s*(\S*)\s*$)");  // kernel-level keys only
-  std::map<std::string, std::string> kernel;
-  auto flush = [&] {
-    if (kernel.count("name")) out[kernel["name"]] = kernel;
-    kernel.clear();
-  };
-  for (std::string line; std::getline(text, line);) {
-    if (line.starts_with("  - ")) flush();
-    std::smatch m;
-    if (std::regex_match(line, m, field)) kernel[m[2]] = m[3];
-    if (line.starts_with("amdhsa.target")) flush();
-  }
-  flush();
-  return out;
-}
-
-std::size_t count_prefix(const std::vector<std::string>& mnemonics, const std::string& prefix) {
-  return static_cast<std::size_t>(std::count_if(mnemonics.begin(), mnemonics.end(), [&](const std::string& m) { return m.starts_with(prefix); }));
-}
-
-struct Expectation {
-  std::string matrix_instruction;
-  std::string pack_instruction;  // cvt_pkrtz, spelled per generation
-  int wave;
-  bool shuffles;  // RDNA3 rebuilds the replicated B layout across half-waves
-};
-
-Expectation expectation(const std::string& arch) {
-  if (arch.starts_with("gfx11")) return {"v_wmma_f32_16x16x16_f16", "v_cvt_pk_rtz_f16_f32", 32, true};
-  if (arch.starts_with("gfx12")) return {"v_wmma_f32_16x16x16_f16", "v_cvt_pk_rtz_f16_f32", 32, false};
-  if (arch.starts_with("gfx94") || arch == "gfx950") return {"v_mfma_f32_16x16x16_f16", "v_cvt_pkrtz_f16_f32", 64, false};
-  return {"v_mfma_f32_16x16x16f16", "v_cvt_pkrtz_f16_f32", 64, false};
-}
 
 class CodeObject : public ::testing::TestWithParam<std::string> {};
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/src/fused_plan.h"
+#include "engine/src/specialized_source.h"
 #include "mlpcore/model.h"
 #include "tests/test_util.h"
 

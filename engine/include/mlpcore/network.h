@@ -48,7 +48,7 @@ struct NetworkOptions {
   // this model) and why, and a GPU backend when it cannot specialize a kernel; false keeps stderr quiet.
   bool notices = true;
   // GPU backends compile a kernel specialized for this model when the network is built (cuda: with
-  // NVRTC, found at run time) and keep it in the kernel cache. Without a compiler, or with false, they
+  // NVRTC, hip: with hiprtc, both found at run time) and keep it in the kernel cache. Without a compiler, or with false, they
   // run the kernels compiled into the library: the model's own where its shape is one of
   // ops/fused_shapes.h, the run-time-shaped ones otherwise.
   bool specialize = true;
@@ -125,11 +125,15 @@ class Network {
   std::unique_ptr<detail::BackendNetwork> impl_;
 };
 
-// Ahead-of-time compilation (`mlpcore compile`): the model's specialized kernels for `target`, an NVIDIA
-// GPU as "sm_80", "sm_86", "sm_89", "sm_90", ..., as `backend` ("cuda" or "cuda-f16acc") runs them, written
-// to `path` for NetworkOptions::kernels_file on machines without a run-time compiler. Uses NVRTC (no GPU
-// needed). Returns what it compiled, for whom, and how long that took. Throws Error(invalid_argument) for
-// an unknown backend or target, Error(device) when NVRTC is missing or fails, Error(io) when writing fails.
+// Ahead-of-time compilation (`mlpcore compile`): the model's specialized kernels for `target`, written to
+// `path` for NetworkOptions::kernels_file on machines without a run-time compiler. No GPU is needed.
+//   - NVIDIA, "sm_80", "sm_86", "sm_89", "sm_90", ..., as `backend` "cuda" or "cuda-f16acc" runs them: NVRTC.
+//   - AMD, "gfx1100", "gfx1201", "gfx90a", "gfx942", ..., for `backend` "hip": hiprtc, else a clang with the
+//     AMDGPU target found on this machine ($MLPCORE_AMDGPU_CLANG, the one that built this library, ROCm's
+//     amdclang++, clang++-20..17).
+// Returns what it compiled, for whom, with which compiler, and how long that took. Throws
+// Error(invalid_argument) for an unknown backend or target, Error(device) when no compiler is found or
+// builds it, Error(io) when writing fails.
 std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path);
 
 }  // namespace mlpcore

@@ -1,0 +1,71 @@
+#pragma once
+// What compiles a model's specialized source (engine/src/specialized_source.h) for one GPU, and the run-time
+// compilers that share NVRTC's C API (NVRTC itself, and hiprtc, whose calls differ only in their prefix),
+// loaded at run time like the GPU runtimes: no link dependency, the kernel headers embedded in this library.
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/src/dynamic_library.h"
+
+namespace mlpcore::detail {
+
+// NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).
+class KernelCompiler {
+ public:
+  virtual ~KernelCompiler() = default;
+  virtual std::string version() const = 0;  // "NVRTC 13.0": part of the kernel cache's key
+  // `source` compiled for `target` ("sm_90", "gfx1100") into a loadable code object. Throws Error(device)
+  // with the compiler's log when it fails.
+  virtual std::vector<std::byte> compile_code(const std::string& source, const std::string& target) const = 0;
+};
+
+// The names that tell one NVRTC-shaped library from another.
+struct RuntimeCompilerNames {
+  const char* product;  // "NVRTC", "hiprtc": in messages and version()
+  const char* prefix;   // of every entry point: "nvrtc", "hiprtc"
+  const char* code;     // the entry points' word for the compiled code: "CUBIN" (nvrtcGetCUBIN), "Code"
+  const char* env;      // the variable that names the library to load instead
+};
+
+class RuntimeCompiler : public KernelCompiler {
+ public:
+  bool loaded() const { return lib_.loaded(); }
+  const std::string& load_error() const { return lib_.error(); }
+  const char* product() const { return names_.product; }  // "NVRTC"
+  std::string version() const override;
+
+  struct Output {
+    std::vector<std::byte> code;
+    std::string log;  // the compiler's messages (with NVRTC's -Xptxas=-v: registers and spills per kernel)
+  };
+
+ protected:
+  // Loads `library` if given, else $names.env, else the first of `defaults` that loads.
+  RuntimeCompiler(const char* library, const RuntimeCompilerNames& names, std::initializer_list<const char*> defaults);
+
+  // `source` with the embedded kernel headers, compiled with `options`; `also` reads more from the
+  // compiled program (NVRTC's PTX) before it is destroyed. Errors name `where`.
+  Output compile(const std::string& source, const std::string& where, std::span<const char* const> options,
+                 const std::function<void(void* program)>& also = {}) const;
+  std::string describe(int result) const;
+
+  DynamicLibrary lib_;
+
+ private:
+  RuntimeCompilerNames names_;
+  int (*version_)(int*, int*) = nullptr;
+  const char* (*get_error_string_)(int) = nullptr;
+  int (*create_program_)(void**, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*destroy_program_)(void**) = nullptr;
+  int (*compile_program_)(void*, int, const char* const*) = nullptr;
+  int (*get_program_log_size_)(void*, std::size_t*) = nullptr;
+  int (*get_program_log_)(void*, char*) = nullptr;
+  int (*get_code_size_)(void*, std::size_t*) = nullptr;
+  int (*get_code_)(void*, char*) = nullptr;
+};
+
+}  // namespace mlpcore::detail

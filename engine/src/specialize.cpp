@@ -1,0 +1,95 @@
+#include "engine/src/specialize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include "engine/src/kernel_cache.h"
+#include "engine/src/specialized_source.h"
+#include "mlpcore/error.h"
+
+namespace mlpcore::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_since(Clock::time_point start) {
+  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+  char text[32];
+  if (s < 1.0)
+    std::snprintf(text, sizeof text, "%.1f ms", 1e3 * s);
+  else
+    std::snprintf(text, sizeof text, "%.2f s", s);
+  return text;
+}
+
+// Says once per process why no kernel is specialized (the machine's reason), or for every network why
+// its own was not (a compile failure, a network too large).
+void specialization_notice(const std::string& backend, const FusedPlan& plan, const std::string& why, bool machine_reason) {
+  const auto say = [&] {
+    std::fprintf(stderr, "mlpcore: %s runs %s on the kernels built into mlpcore (%s), not on one specialized for it: %s\n", backend.c_str(),
+                 plan.shape.c_str(), plan.describe().c_str(), why.c_str());
+  };
+  if (!machine_reason) return say();
+  static std::once_flag once;
+  std::call_once(once, say);
+}
+
+}  // namespace
+
+KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
+  const std::string source = specialized_source(plan);
+  std::vector<std::byte> code = compiler.compile_code(source, target);
+  // version() after compiling: a found clang names the device-library flags its first compile chose.
+  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(code)};
+}
+
+SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler) {
+  const auto start = Clock::now();
+  if (!options.kernels_file.empty()) {
+    KernelFile k = read_kernel_file(options.kernels_file);
+    check_kernel_file_matches(k, options.kernels_file, specialized_source_key(specialized_source(plan)), target, plan.describe());
+    return {std::move(k.code), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
+  }
+  const KernelCache cache(options.kernel_cache);
+  const std::string source = specialized_source(plan);
+  const std::string key = specialized_source_key(source);
+  const std::string version = compiler.version();
+  if (std::optional<KernelFile> cached = cache.load(key, target, version))
+    return {std::move(cached->code), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
+  KernelFile k{target, key, version, plan.describe(), compiler.compile_code(source, target)};
+  std::string description = plan.describe() + ", compiled by " + version + " for " + target + " in " + seconds_since(start);
+  if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
+  return {std::move(k.code), std::move(description)};
+}
+
+KernelChoice choose_kernels(const Model& model, const std::string& backend, PlanRequest request, const std::string& target,
+                            const NetworkOptions& options, const RuntimeCompiler& compiler) {
+  const bool from_file = !options.kernels_file.empty();
+  PlanRequest built_in = request;
+  built_in.specialize = false;
+  request.specialize = options.specialize && (from_file || compiler.loaded());
+  KernelChoice c{plan_fused(model, backend.c_str(), request), {}};
+  if (c.plan.kind == KernelKind::specialized) {
+    try {
+      c.code = specialized_code(c.plan, target, options, compiler);
+      return c;
+    } catch (const Error& e) {
+      if (from_file) throw;  // the user's file is wrong: say so rather than run something else
+      c.plan = plan_fused(model, backend.c_str(), built_in);
+      if (options.notices) specialization_notice(backend, c.plan, e.what(), false);
+    }
+  } else if (!c.plan.not_specialized.empty()) {
+    if (from_file) throw Error(ErrorCode::kernel_file, options.kernels_file, "", "this network runs the built-in kernels: " + c.plan.not_specialized);
+    if (options.notices) specialization_notice(backend, c.plan, c.plan.not_specialized, false);
+  } else if (options.specialize && options.notices) {
+    specialization_notice(backend, c.plan,
+                          "no " + std::string(compiler.product()) + " (" + compiler.load_error() +
+                              "); `mlpcore compile --target " + target + "` builds one ahead of time",
+                          true);
+  }
+  c.code.description = c.plan.describe();
+  return c;
+}
+
+}  // namespace mlpcore::detail

@@ -1,0 +1,41 @@
+#pragma once
+// A GPU backend's kernels for one model, chosen once when the network is built: the plan's specialized
+// kernels (engine/src/specialized_source.h) from a file of `mlpcore compile`, the kernel cache, or the
+// backend's run-time compiler (NVRTC, hiprtc), else the kernels built into the library.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/src/fused_plan.h"
+#include "engine/src/kernel_file.h"
+#include "engine/src/runtime_compiler.h"
+#include "mlpcore/model.h"
+#include "mlpcore/network.h"
+
+namespace mlpcore::detail {
+
+struct SpecializedCode {
+  std::vector<std::byte> code;  // the module; empty: the built-in kernels run
+  std::string description;      // Network::kernel(): which kernel, where it came from and how long that took
+};
+
+// The plan's kernels for `target` ("sm_90", "gfx1100"): from options.kernels_file when given
+// (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.
+SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler);
+
+// `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now.
+KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler);
+
+struct KernelChoice {
+  FusedPlan plan;
+  SpecializedCode code;
+};
+
+// What `backend` runs `model` with on `target`. `request` is the backend's (family, accumulation); it
+// specializes where options allow and a kernel file or a loaded `compiler` can provide the kernels.
+// Without them, or when compiling fails, the built-in kernels, with a notice on stderr (once per
+// process for the machine's reason, per network for the network's). A wrong kernel file throws.
+KernelChoice choose_kernels(const Model& model, const std::string& backend, PlanRequest request, const std::string& target,
+                            const NetworkOptions& options, const RuntimeCompiler& compiler);
+
+}  // namespace mlpcore::detail
