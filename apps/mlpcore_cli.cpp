@@ -63,20 +63,26 @@ void refuse_overwriting(const std::string& output_path, const std::vector<std::s
       throw Error(ErrorCode::invalid_argument, output_path, "--output", "is the input file " + input + "; refusing to overwrite it");
 }
 
-int cmd_run(const std::string& model_path, const std::string& input_path, const std::string& output_path, const NetworkOptions& options) {
+// Feature-major calls take [in, batch] arrays and give [out, batch] ones: the matrices' rows are features.
+int cmd_run(const std::string& model_path, const std::string& input_path, const std::string& output_path, const NetworkOptions& options,
+            Layout layout) {
   const bool to_stdout = output_path.empty() || output_path == "-";
   if (!to_stdout) refuse_overwriting(output_path, {model_path, input_path});
   const Model model = load_model(model_path);
   const Matrix input = read_input(input_path);
-  if (input.cols != model.input_dim())
+  const bool columns = layout == Layout::feature_major;
+  const std::size_t features = columns ? input.rows : input.cols, batch = columns ? input.cols : input.rows;
+  if (features != model.input_dim())
     throw Error(ErrorCode::shape, input_path == "-" ? "standard input" : input_path, "",
-                "samples have " + std::to_string(input.cols) + " values but the model takes " + std::to_string(model.input_dim()));
+                std::string(columns ? "feature-major input has " : "samples have ") + std::to_string(features) +
+                    (columns ? " rows" : " values") + " but the model takes " + std::to_string(model.input_dim()));
   const Network net(model, options);
-  Matrix output{input.rows, net.output_dim(), std::vector<float>(input.rows * net.output_dim())};
-  net.infer(input.values, output.values, input.rows);
+  Matrix output = columns ? Matrix{net.output_dim(), batch, std::vector<float>(batch * net.output_dim())}
+                          : Matrix{batch, net.output_dim(), std::vector<float>(batch * net.output_dim())};
+  net.infer(input.values, output.values, batch, layout);
   if (to_stdout) std::fputs(format_text(output).c_str(), stdout);
   else write_matrix(output_path, output);
-  if (options.notices) std::fprintf(stderr, "ran %zu samples on backend %s\n", input.rows, net.backend().name.c_str());
+  if (options.notices) std::fprintf(stderr, "ran %zu samples on backend %s\n", batch, net.backend().name.c_str());
   return 0;
 }
 
@@ -106,21 +112,22 @@ int cmd_verify(const std::string& model_path, const NetworkOptions& options, std
   return ok ? 0 : kExitVerifyFailed;
 }
 
-int cmd_bench(const std::string& model_path, const NetworkOptions& options, std::size_t batch, int repeats, int warmup) {
+int cmd_bench(const std::string& model_path, const NetworkOptions& options, std::size_t batch, int repeats, int warmup, Layout layout) {
   const Model model = load_model(model_path);
   const Network net(model, options);
   const auto input = random_inputs(batch * model.input_dim(), 1);
   std::vector<float> output(batch * net.output_dim());
-  for (int i = 0; i < warmup; ++i) net.infer(input, output, batch);
+  for (int i = 0; i < warmup; ++i) net.infer(input, output, batch, layout);
   std::vector<double> seconds;
   for (int i = 0; i < repeats; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    net.infer(input, output, batch);
+    net.infer(input, output, batch, layout);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  std::printf("backend %s, batch %zu, %d warm-up + %d timed runs\n", net.backend().name.c_str(), batch, warmup, repeats);
+  std::printf("backend %s, batch %zu, %d warm-up + %d timed runs%s\n", net.backend().name.c_str(), batch, warmup, repeats,
+              layout == Layout::feature_major ? ", feature-major arrays" : "");
   std::printf("kernel: %s\n", net.kernel().c_str());
   std::printf("median %.6f s (min %.6f, max %.6f): %.4g samples/s\n", median, seconds.front(), seconds.back(),
               static_cast<double>(batch) / median);
@@ -180,7 +187,16 @@ int main(int argc, char** argv) {
   compile->add_option("--target", target, "GPU to compile for: sm_80, sm_86, sm_89, sm_90, ... (NVRTC), gfx1100, gfx1201, gfx90a, gfx942, ... (hiprtc, else a clang with the AMDGPU target found here)")->required();
   compile->add_option("--backend,-b", compile_backend, "cuda (float32 accumulation) or cuda-f16acc for sm_ targets, hip for gfx ones (default: cuda, resp. hip)");
   compile->add_option("--output,-o", kernels_path, "Kernel file to write")->required();
+  std::string compile_layout = "sample_major";
+  compile->add_option("--layout", compile_layout, "The I/O layouts its calls will use: sample_major, feature_major or both (as run --layout)")
+      ->check(CLI::IsMember({"sample_major", "feature_major", "both"}))
+      ->capture_default_str();
 
+  std::string layout_name = "sample_major";
+  for (auto* command : {run, bench})
+    command->add_option("--layout", layout_name, "sample_major: arrays [batch, dim]; feature_major: [dim, batch] (the kernels read and write it directly)")
+        ->check(CLI::IsMember({"sample_major", "feature_major"}))
+        ->capture_default_str();
   for (auto* command : {run, verify, bench}) {
     command->add_option("--kernels", options.kernels_file, "Kernel file from `mlpcore compile` for this model and GPU, used instead of compiling");
     command->add_option("--kernel-cache", options.kernel_cache, "Compiled-kernel cache directory, or 'off' (default: MLPCORE_KERNEL_CACHE, else XDG_CACHE_HOME/mlpcore/kernels, else ~/.cache/mlpcore/kernels)");
@@ -200,13 +216,16 @@ int main(int argc, char** argv) {
   try {
     int status = kExitError;
     if (*info) status = cmd_info(model_path);
-    if (*run) status = cmd_run(model_path, input_path, output_path, options);
+    const Layout layout = layout_name == "feature_major" ? Layout::feature_major : Layout::sample_major;
+    if (layout == Layout::feature_major) options.layouts = {false, true};
+    if (*run) status = cmd_run(model_path, input_path, output_path, options, layout);
     if (*verify) status = cmd_verify(model_path, options, verify_batch, seed);
-    if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup);
+    if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup, layout);
     if (*backends) status = cmd_backends();
     if (*compile) {
       refuse_overwriting(kernels_path, {model_path});
-      std::printf("%s\nwritten to %s\n", compile_kernels(load_model(model_path), compile_backend.empty() ? (target.starts_with("gfx") ? "hip" : "cuda") : compile_backend, target, kernels_path).c_str(), kernels_path.c_str());
+      std::printf("%s\nwritten to %s\n", compile_kernels(load_model(model_path), compile_backend.empty() ? (target.starts_with("gfx") ? "hip" : "cuda") : compile_backend, target, kernels_path,
+                                                   {compile_layout != "feature_major", compile_layout != "sample_major"}).c_str(), kernels_path.c_str());
       status = 0;
     }
     // Text on stdout may sit in its buffer until now: a full disk or closed pipe is an error, not exit 0.

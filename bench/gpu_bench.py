@@ -4,8 +4,8 @@
     python3 bench/gpu_bench.py --lib build/engine/libmlpcore_c.so --out docs   # writes benchmarks.md/.png
 
 mlpcore: each of --backends (default cuda, and cuda-f16acc: float16 accumulation; hip on AMD) through
-libmlpcore_c's enqueue on PyTorch's current stream, float32 in and out, and float16 in and out
-(enqueue_f16). A backend named with "+builtin" (cuda+builtin) runs only the kernels built into mlpcore,
+libmlpcore_c's enqueue (mlpcore_network_enqueue_layout) on PyTorch's current stream, float32 in and out,
+and float16 in and out, with [batch, dim] arrays, or [dim, batch] ones with --layout feature_major. A backend named with "+builtin" (cuda+builtin) runs only the kernels built into mlpcore,
 not one specialized for the network: the fallback on machines without NVRTC. The time to build each
 network is printed: its kernel compiled by NVRTC into a fresh cache, then loaded from that cache.
 PyTorch: the same network as an fp16 nn.Sequential in inference mode, replayed as a CUDA graph (its
@@ -30,15 +30,20 @@ from bench_networks import make_net, parse_network  # noqa: E402
 NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "16-64x2-4", "3-64x4-1")]
 
 
+LAYOUTS = {"sample_major": 0, "feature_major": 1}  # MLPCORE_SAMPLE_MAJOR, MLPCORE_FEATURE_MAJOR
+
+
 class Mlpcore:
-    def __init__(self, lib, path, backend, kernel_cache=None):
-        """backend: a backend's name, with "+builtin" for its built-in kernels only."""
+    def __init__(self, lib, path, backend, kernel_cache=None, layout="sample_major"):
+        """backend: a backend's name, with "+builtin" for its built-in kernels only; its calls in `layout`."""
         self.lib = lib
+        self.layout = LAYOUTS[layout]
         err = ctypes.create_string_buffer(4096)
         name, builtin = backend.removesuffix("+builtin"), backend.endswith("+builtin")
         start = time.perf_counter()
-        self.handle = lib.mlpcore_network_create_with_kernels(path.encode(), name.encode(), 1, 0 if builtin else 1,
-                                                              kernel_cache.encode() if kernel_cache else None, None, err, 4096)
+        self.handle = lib.mlpcore_network_create_with_layouts(path.encode(), name.encode(), 1, 0 if builtin else 1,
+                                                              kernel_cache.encode() if kernel_cache else None, None, 1 << self.layout,
+                                                              err, 4096)
         self.seconds = time.perf_counter() - start
         if not self.handle:
             raise RuntimeError(err.value.decode())
@@ -46,12 +51,12 @@ class Mlpcore:
         self.kernel = lib.mlpcore_network_kernel(self.handle).decode()
 
     def enqueue(self, x, y):
-        """float32 or float16 tensors (both the same type)."""
+        """float32 or float16 tensors (both the same type), [batch, dim], or [dim, batch] feature-major."""
         err = ctypes.create_string_buffer(1024)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        call = self.lib.mlpcore_network_enqueue_f16 if x.dtype == torch.float16 else self.lib.mlpcore_network_enqueue
-        if call(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
-                                            ctypes.c_size_t(x.shape[0]), stream, err, 1024):
+        if self.lib.mlpcore_network_enqueue_layout(self.handle, ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
+                                                   ctypes.c_size_t(x.shape[self.layout]), int(x.dtype == torch.float16), self.layout,
+                                                   stream, err, 1024):
             raise RuntimeError(err.value.decode())
 
     def __del__(self):
@@ -63,14 +68,14 @@ def load_lib(path):
     lib.mlpcore_network_create.restype = ctypes.c_void_p
     lib.mlpcore_network_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlpcore_network_destroy.argtypes = [ctypes.c_void_p]
-    lib.mlpcore_network_create_with_kernels.restype = ctypes.c_void_p
-    lib.mlpcore_network_create_with_kernels.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
-                                                        ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlpcore_network_create_with_layouts.restype = ctypes.c_void_p
+    lib.mlpcore_network_create_with_layouts.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                                        ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t]
     for f in (lib.mlpcore_network_backend, lib.mlpcore_network_kernel):
         f.restype = ctypes.c_char_p
         f.argtypes = [ctypes.c_void_p]
-    for f in (lib.mlpcore_network_enqueue, lib.mlpcore_network_enqueue_f16):
-        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlpcore_network_enqueue_layout.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                                   ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     return lib
 
 
@@ -129,6 +134,8 @@ def main():
     p.add_argument("--out", default=None, help="folder for benchmarks.md and benchmarks.png")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="only batch 2^22 and 2^16, no plot or report")
+    p.add_argument("--layout", choices=list(LAYOUTS), default="sample_major",
+                   help="mlpcore's input and output arrays: [batch, dim] (sample_major) or [dim, batch] (feature_major)")
     p.add_argument("--networks", type=lambda v: [parse_network(n) for n in v.split(",")], default=NETWORKS,
                    help="comma-separated shapes such as 32-64x4-16,24-100x3-8 (default: the four benchmark networks)")
     args = p.parse_args()
@@ -150,10 +157,12 @@ def main():
         export(model, path)
         cache = tempfile.mkdtemp()
         for b in args.backends:  # how long building a network takes: compiling, then from the cache
-            cold = Mlpcore(lib, path, b, cache)  # compiles, and fills the fresh cache
-            warm = Mlpcore(lib, path, b, cache)
+            cold = Mlpcore(lib, path, b, cache, args.layout)  # compiles, and fills the fresh cache
+            warm = Mlpcore(lib, path, b, cache, args.layout)
             print(f"{name} {b}: {cold.kernel}; built in {cold.seconds:.3f} s, {warm.seconds * 1e3:.1f} ms from the cache", flush=True)
-        nets = {b: Mlpcore(lib, path, b, cache) for b in args.backends}
+        nets = {b: Mlpcore(lib, path, b, cache, args.layout) for b in args.backends}
+        fm = args.layout == "feature_major"
+        arranged = (lambda t: t.t().contiguous()) if fm else (lambda t: t)  # [batch, dim] as the calls take it
         model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs
@@ -163,21 +172,24 @@ def main():
         errors[name] = []
         for b, io in series:
             dtype = torch.float32 if io == "float32" else torch.float16
-            y = torch.empty(100003, out, device=dev, dtype=dtype)
-            nets[b].enqueue(x.to(dtype), y)
+            y = arranged(torch.empty(100003, out, device=dev, dtype=dtype))
+            nets[b].enqueue(arranged(x.to(dtype)), y)
             torch.cuda.synchronize()
+            y = y.t() if fm else y
             errors[name].append(((y.float() - refs[io]).abs() / refs[io].abs().clamp(min=1)).max().item())
         results[name] = {}
         for batch in batches:
             xs = {"float32": torch.rand(batch, inp, device=dev) * 2 - 1}
             xs["float16"] = xs["float32"].half()
-            ys = {io: torch.empty(batch, out, device=dev, dtype=xs[io].dtype) for io in xs}
+            ys = {io: arranged(torch.empty(batch, out, device=dev, dtype=xs[io].dtype)) for io in xs}
+            xs16 = xs["float16"]  # PyTorch's input
+            xs = {io: arranged(v) for io, v in xs.items()}
             calls = max(1, 2 ** 20 // batch)  # per timed replay
             rates = []
             for b, io in series:
                 graph = graph_of(lambda: nets[b].enqueue(xs[io], ys[io]), calls)
                 rates.append(batch * calls / time_ms(graph.replay, args.repeats) * 1e3)
-            graph, _ = torch_graph(model16, xs["float16"], calls)
+            graph, _ = torch_graph(model16, xs16, calls)
             rates.append(batch * calls / time_ms(graph.replay, args.repeats) * 1e3)
             results[name][batch] = rates
             print(f"{name} batch {batch}: " + ", ".join(f"{b} {io} I/O {r / 1e9:.3f}" for (b, io), r in zip(series, rates)) +
@@ -197,7 +209,7 @@ def main():
              f"Measured by `bench/gpu_bench.py` in one process on one {gpu}: samples per second (median of "
              f"{args.repeats} CUDA-event-timed replays after warm-up, each a CUDA graph of max(1, 2^20 / batch) calls). mlpcore: backends " +
              ", ".join(f"`{b}`" for b in args.backends) + ", `enqueue` on PyTorch's stream, float32 in and out, and float16 in "
-             "and out (`enqueue_f16`). PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
+             f"and out, {args.layout} arrays. PyTorch " + torch.__version__ + ": fp16 `nn.Sequential` (ReLU), "
              "inference mode, replayed as a CUDA graph, fp16 in and out.", "",
              f"Ceilings measured in the same run: device-to-device copy {bandwidth / 1e12:.2f} TB/s (bytes read + written), "
              f"fp16 GEMM 8192³ {tflops:.0f} TFLOP/s.", "",

@@ -128,11 +128,49 @@ MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
   return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
 }
 
-// The input tiles of block b, whose rows start at `rows` (sample b.sample0; in_dim values apart), seen
-// by the float16 range check.
-template <class Tile, int Tiles, int S, class Io>
+// Where unit `unit` of sample `n` of a tile is in its rows (`dim` apart); feature-major, where sample `unit`
+// of feature `n` is (rows `dim` = batch apart: a feature-major call has at most 2^28 samples, so 16 rows
+// stay within 32 bits). 32-bit on AMD: 64-bit per-lane offsets for every element are what clang-17
+// hoisted out of the sample loop and spilled in the 128-wide run-time-shaped RDNA3 kernel (and clang-19
+// in its feature-major twin); NVIDIA's code keeps the form it was measured with.
+MLPCORE_DEVICE auto tile_row_offset(int n, unsigned dim, int unit) {
+#if MLPCORE_DEVICE_AMD
+  return static_cast<unsigned>(n) * dim + static_cast<unsigned>(unit);
+#else
+  return static_cast<std::size_t>(n) * dim + unit;
+#endif
+}
+
+// The input tiles of block b, seen by the float16 range check. `rows` is where sample b.sample0's values
+// start: sample_major, its row (in_dim values; the next sample's follows); feature_major, its first
+// feature's value (each feature's b.batch values are a row; lanes of neighbouring samples read
+// neighbouring values).
+template <class Tile, IoLayout L = IoLayout::sample_major, int Tiles, int S, class Io>
 MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
                                Float16Range& range) {
+  if constexpr (L == IoLayout::feature_major) {
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) {
+      const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
+      const bool full_tile = sample0 + 16 <= b.batch;
+      MLPCORE_UNROLL
+      for (int kt = 0; kt < Tiles; ++kt) {
+        if (kt >= in_tiles) continue;
+        const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch + 16 * s;
+        const auto at = [&](int f, int n) { return static_cast<float>(column0[tile_row_offset(f, b.batch, n)]); };
+        const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
+        act[kt][s] = [&] {
+          if (full_tile && features >= 16) return load_b<Tile>(at);
+          return load_b<Tile>([&](int f, int n) {
+            if (static_cast<unsigned>(f) >= features) return 0.0f;                               // padding features meet zero weights
+            return sample0 + static_cast<unsigned>(n) < b.batch ? at(f, n) : kQuietNaN;  // as below
+          });
+        }();  // (one assignment, as below: with a conditional expression, clang-19 spilled the 128-wide RDNA3 kernel)
+        range.see_packed<Tile>(act[kt][s]);
+      }
+    }
+    return;
+  }
   const bool vector_rows = rows_vectorizable(rows, in_dim);
   MLPCORE_UNROLL
   for (int s = 0; s < S; ++s) {
@@ -162,20 +200,21 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
   }
 }
 
-// Where unit `unit` of sample `n` of a tile is in its rows (`dim` apart). 32-bit on AMD: 64-bit per-lane
-// offsets for every element are what clang-17 hoisted out of the sample loop and spilled in the 128-wide
-// run-time-shaped RDNA3 kernel; NVIDIA's code keeps the form it was measured with.
-MLPCORE_DEVICE auto tile_row_offset(int n, unsigned dim, int unit) {
-#if MLPCORE_DEVICE_AMD
-  return static_cast<unsigned>(n) * dim + static_cast<unsigned>(unit);
-#else
-  return static_cast<std::size_t>(n) * dim + unit;
-#endif
-}
-
-// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0.
-template <class Tile, class Io>
+// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0, in layout L.
+template <class Tile, IoLayout L = IoLayout::sample_major, class Io>
 MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* output, unsigned out_dim, unsigned sample0, unsigned batch) {
+  if constexpr (L == IoLayout::feature_major) {
+    Io* column0 = output + static_cast<std::size_t>(mt * 16) * batch + sample0;
+    const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
+    const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, n)]; };
+    if (sample0 + 16 <= batch && units >= 16)
+      store_acc<Tile>(acc, [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
+    else
+      store_acc<Tile>(acc, [&](int m, int n, float v) {
+        if (static_cast<unsigned>(Tile::acc_unit(m)) < units && sample0 + static_cast<unsigned>(n) < batch) at(m, n) = static_cast<Io>(v);
+      });
+    return;
+  }
   Io* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
   const bool full_tile = sample0 + 16 <= batch;
   const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
@@ -194,7 +233,8 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
 // unrolled counters). A hidden layer leaves its output in `out` (which may be `act`), seen by `range`;
 // the last layer stores it.
-template <class Tile, class Activations, bool Prefetch = false, int InTiles, int Tiles, int S, class OutFrag, class Io>
+template <class Tile, class Activations, bool Prefetch = false, IoLayout L = IoLayout::sample_major, int InTiles, int Tiles, int S, class OutFrag,
+          class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
                                 const typename Tile::BFrag (&act)[InTiles][S], OutFrag (&out)[Tiles][S], Io* output, SampleBlock b,
                                 Float16Range& range) {
@@ -237,7 +277,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       if (last) {
         see_float16_sums<Tile>(acc[s], range);
         activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
-        store_output<Tile>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
+        store_output<Tile, L>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
       } else if constexpr (FeedsNextLayer<Tile>) {
         next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param, range);
       }
@@ -266,52 +306,116 @@ MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
     f(SampleBlock{t * 16 * S, batch}, t + stride < blocks ? (t + stride) * 16 * S : batch);
 }
 
-// FusedPolicy::prefetch_input: while a wave computes on one block of S sample tiles, the input rows of
-// its next block are copied into its shared memory (Tile::copy_async16). Whole blocks of a 16-byte
-// aligned input only (a block's rows are then whole 16-byte chunks); others read global memory.
-template <class Tile, class Io, int S, int InTiles, bool Enabled>
+// What load_input reads for a block: its rows, and the block to read them as.
+template <class Io>
+struct BlockRows {
+  const Io* rows;
+  SampleBlock block;
+};
+
+// FusedPolicy::prefetch_input: while a wave computes on one block of S sample tiles, the input of its
+// next block is copied into the wave's shared memory (Tile::copy_async16), whole 16-byte chunks only.
+//  - Sample-major: whole blocks of a 16-byte aligned input (a block's rows are then whole chunks); other
+//    blocks read global memory.
+//  - Feature-major, where stages_feature_major_input says (ops/fused_policy.h): every block goes through
+//    the stage, each feature's 16 S samples a row. Whole blocks of an input whose feature rows start
+//    16-byte aligned are fetched as above (a wave's first block when it is reached); a partial block, and
+//    every block of an unaligned input, are staged by the wave's own loads, samples past the batch as NaN
+//    (as load_input pads them). The tiles then load from shared memory without per-sample checks: reading
+//    global memory with those checks made ptxas spill at the policy's register bound (16-64x3-16: 112 B
+//    at 96 registers).
+template <class Tile, class Io, FusedPolicy kPolicy, int InTiles, IoLayout L>
 class InputPrefetch {
+  static constexpr bool kFeatureMajor = L == IoLayout::feature_major;
+  static constexpr bool Enabled =
+      kFeatureMajor ? stages_feature_major_input(Tile::kFamily, kPolicy, InTiles) && CopiesAsync<Tile> : kPolicy.prefetch_input;
+  static constexpr int S = kPolicy.sample_tiles;
+  static constexpr unsigned kBlockSamples = 16 * S;
+  // Feature rows of the stage, 16 bytes longer than a block's samples: a fragment element's loads (lanes
+  // of features 4t, t = 0..3, and 8 samples) then meet 2 to a bank instead of 4. (No row length that keeps
+  // cp.async's 16-byte alignment spreads all four.)
+  static constexpr unsigned kFeatureStride = kBlockSamples + 16 / sizeof(Io);
+  static constexpr unsigned kChunks = 16 * InTiles * (kFeatureMajor ? kFeatureStride : kBlockSamples) * sizeof(Io) / 16;
+  static_assert(kFeatureStride * sizeof(Io) % 16 == 0, "stage rows must be whole 16-byte chunks");
+
  public:
   MLPCORE_DEVICE InputPrefetch(const Io* input, unsigned in_dim, unsigned batch) : input_(input), in_dim_(in_dim), batch_(batch) {
     if constexpr (Enabled) {
       MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];
       stage_ = chunks[thread_x() / Tile::kWave];
-      aligned_ = reinterpret_cast<std::uintptr_t>(input) % 16 == 0;
+      aligned_ = reinterpret_cast<std::uintptr_t>(input) % 16 == 0 && (!kFeatureMajor || batch * sizeof(Io) % 16 == 0);
     }
   }
-  // Where block sample0's rows are: in shared memory if they were fetched, else in the input.
-  MLPCORE_DEVICE const Io* rows(unsigned sample0) {
+  // Where block b's input is: in shared memory if it was fetched (feature-major: always), else in the input.
+  MLPCORE_DEVICE BlockRows<Io> rows(SampleBlock b) {
     if constexpr (Enabled) {
-      if (fetched_ == sample0) {
+      if constexpr (kFeatureMajor) {
+        if (fetched_ != b.sample0) fetch(b.sample0);        // the wave's first block: fetched now
+        if (fetched_ != b.sample0) stage_block(b.sample0);  // a partial block, or an unaligned input
+      }
+      if (fetched_ == b.sample0) {
         Tile::wait_async_copies();
         sync_wave();  // the other lanes' copies are visible
-        return reinterpret_cast<const Io*>(stage_);
       }
+      // A staged feature-major block reads as a whole feature-major array of kFeatureStride samples.
+      if (kFeatureMajor || fetched_ == b.sample0) return {staged(), kFeatureMajor ? SampleBlock{0, kFeatureStride} : b};
     }
-    return input_ + static_cast<std::size_t>(sample0) * in_dim_;
+    if constexpr (kFeatureMajor) return {input_ + b.sample0, b};
+    return {input_ + static_cast<std::size_t>(b.sample0) * in_dim_, b};
   }
-  // Starts fetching block sample0's rows, once the wave has read the previous block's.
+  // Starts fetching block sample0's input, once the wave has read the previous block's.
   MLPCORE_DEVICE void fetch(unsigned sample0) {
     if constexpr (Enabled) {
       fetched_ = kNone;
-      if (!aligned_ || sample0 + 16 * S > batch_) return;  // not a whole block
+      if (!aligned_ || sample0 + kBlockSamples > batch_) return;  // not a whole block
       fetched_ = sample0;
       sync_wave();
-      const auto* src = reinterpret_cast<const vec<std::uint32_t, 4>*>(input_ + static_cast<std::size_t>(sample0) * in_dim_);
-      const unsigned count = 16 * S * in_dim_ * sizeof(Io) / 16;
-      for (unsigned c = lane_id(); c < count; c += Tile::kWave) Tile::copy_async16(&stage_[c], &src[c]);
+      if constexpr (kFeatureMajor) {
+        constexpr unsigned kChunksPerFeature = kBlockSamples * sizeof(Io) / 16;
+        for (unsigned c = lane_id(); c < in_dim_ * kChunksPerFeature; c += Tile::kWave) {
+          const unsigned feature = c / kChunksPerFeature, piece = c % kChunksPerFeature;
+          Tile::copy_async16(&stage_[(feature * kFeatureStride * sizeof(Io) + piece * 16) / 16],
+                             input_ + static_cast<std::size_t>(feature) * batch_ + sample0 + piece * 16 / sizeof(Io));
+        }
+      } else {
+        const auto* src = reinterpret_cast<const vec<std::uint32_t, 4>*>(input_ + static_cast<std::size_t>(sample0) * in_dim_);
+        const unsigned count = kBlockSamples * in_dim_ * sizeof(Io) / 16;
+        for (unsigned c = lane_id(); c < count; c += Tile::kWave) Tile::copy_async16(&stage_[c], &src[c]);
+      }
     }
   }
 
  private:
-  static constexpr unsigned kChunks = 16 * S * 16 * InTiles * sizeof(Io) / 16;
   static constexpr unsigned kNone = ~0u;  // no block's sample0 (blocks are whole tiles of 16)
+
+  MLPCORE_DEVICE Io* staged() const { return reinterpret_cast<Io*>(stage_); }
+  // The wave copies a feature-major block into the stage itself (lanes of neighbouring samples read and
+  // write neighbours), kLoads loads per lane in flight before their stores: one at a time would add up
+  // every load's latency.
+  MLPCORE_DEVICE void stage_block(unsigned sample0) {
+    constexpr unsigned kLoads = 4;
+    const unsigned count = in_dim_ * kBlockSamples;
+    sync_wave();  // the wave has read the previous block
+    for (unsigned c0 = lane_id(); c0 < count; c0 += kLoads * Tile::kWave) {
+      Io v[kLoads];
+      MLPCORE_UNROLL
+      for (unsigned j = 0; j < kLoads; ++j) {
+        const unsigned c = c0 + j * Tile::kWave, feature = c / kBlockSamples, sample = c % kBlockSamples;
+        v[j] = c < count && sample0 + sample < batch_ ? input_[static_cast<std::size_t>(feature) * batch_ + sample0 + sample]
+                                                      : static_cast<Io>(kQuietNaN);
+      }
+      MLPCORE_UNROLL
+      for (unsigned j = 0; j < kLoads; ++j)
+        if (const unsigned c = c0 + j * Tile::kWave; c < count) staged()[c / kBlockSamples * kFeatureStride + c % kBlockSamples] = v[j];
+    }
+    sync_wave();
+  }
 
   const Io* input_;
   unsigned in_dim_, batch_;
   vec<std::uint32_t, 4>* stage_ = nullptr;
   bool aligned_ = false;
-  unsigned fetched_ = kNone;  // the block whose rows are in (or on their way to) stage_
+  unsigned fetched_ = kNone;  // the block whose input is in (or on its way to) stage_
 };
 
 template <class Tile, int MaxTiles>
@@ -319,21 +423,22 @@ constexpr FusedPolicy runtime_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, false});
 }
 
-template <class Tile, int MaxTiles, class Io>
-MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
+template <class Tile, int MaxTiles, class Io, IoLayout L = IoLayout::sample_major>
+MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, MaxTiles>();
   constexpr int S = kPolicy.sample_tiles;
-  InputPrefetch<Tile, Io, S, MaxTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  InputPrefetch<Tile, Io, kPolicy, MaxTiles, L> prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[MaxTiles][S];
-    load_input<Tile>(act, net.layers[0].in_tiles, prefetch.rows(b.sample0), net.input_dim, b, range);
+    const BlockRows<Io> in = prefetch.rows(b);
+    load_input<Tile, L>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
     prefetch.fetch(next);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output, b,
-                                                                      range);
+      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights, L>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output,
+                                                                         b, range);
     }
   });
   range.report(net.range_flag);
@@ -407,8 +512,8 @@ struct KnownEdges {
 
 // The network's shape (in tiles of 16: input, each layer's output) and activations compiled in, run
 // with kPolicy (the tile family's table entry for the shape, ops/fused_policy.h, as the host planned it).
-template <class Tile, FusedPolicy kPolicy, class ActivationsOf, class Edges, int... Widths, class Io>
-MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
+template <class Tile, FusedPolicy kPolicy, class ActivationsOf, class Edges, int... Widths, class Io, IoLayout Layout = IoLayout::sample_major>
+MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<Layout> = {}) {
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
@@ -419,7 +524,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.
   constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1 && Edges::kNarrowIn;
   constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
-  InputPrefetch<Tile, Io, S, kInTiles, kPolicy.prefetch_input> prefetch(input, net.input_dim, batch);
+  InputPrefetch<Tile, Io, kPolicy, kInTiles, Layout> prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
@@ -431,7 +536,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
       } else if constexpr (kRun > 1) {
         MLPCORE_NO_UNROLL
         for (int l = L; l < L + kRun; ++l)
-          dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
+          dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights, Layout>(
               net, net.layers[l], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), false, act, act, output, b, range);
       } else {
         const LayerDesc& d = net.layers[L];
@@ -443,13 +548,14 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
         };
         with_tile([&]<class LayerTile>() {
           const auto run = [&](const auto& in) {
-            dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights>(
+            dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights, Layout>(
                 net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(), kLast, in, act, output, b, range);
           };
           if constexpr (kFirst) {
             // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
             typename LayerTile::BFrag in[width_at<0, Widths...>()][kPolicy.sample_tiles];
-            load_input<LayerTile>(in, width_at<0, Widths...>(), prefetch.rows(b.sample0), net.input_dim, b, range);
+            const BlockRows<Io> rows = prefetch.rows(b);
+            load_input<LayerTile, Layout>(in, width_at<0, Widths...>(), rows.rows, net.input_dim, rows.block, range);
             prefetch.fetch(next);
             run(in);
           } else {

@@ -1,25 +1,31 @@
 #pragma once
 // One model's specialized kernels. engine/src/specialized_source.cpp writes, per network, a source that
 // includes this header, names a SpecializedNetwork (the plan: family, accumulation, policy, activations,
-// narrow edges and shape in tiles) and ends with MLPCORE_SPECIALIZED_KERNELS(that type). NVRTC (or a compiler, for
-// `mlpcore compile`) builds it into kernels mlpcore_mlp_specialized and mlpcore_mlp_specialized_f16; the
-// tests compile the very same text for the wave emulator, defining MLPCORE_SPECIALIZED_KERNELS first.
+// narrow edges, I/O layouts and shape in tiles) and ends with MLPCORE_SPECIALIZED_KERNELS(that type). NVRTC, hiprtc
+// (or a compiler, for `mlpcore compile`) builds it into kernels mlpcore_mlp_specialized and
+// mlpcore_mlp_specialized_f16, and their _fm (feature-major) twins, of which those of a layout the plan
+// leaves out are a trap; the tests compile the very same text for the wave emulator, defining
+// MLPCORE_SPECIALIZED_KERNELS first.
 #include "ops/fused_mlp.h"
 #include "ops/fused_policy.h"
 
 namespace mlpcore::ops {
 
-template <TileFamily Family, bool F16Accumulation, FusedPolicy Policy, class ActivationsOf, class Edges, int... Widths>
+// Layouts: the I/O layouts it builds kernels for (layout_bit), its plan's only, since each costs compile time.
+template <TileFamily Family, bool F16Accumulation, FusedPolicy Policy, class ActivationsOf, class Edges, unsigned Layouts, int... Widths>
 struct SpecializedNetwork {
   static constexpr TileFamily kFamily = Family;
   static constexpr bool kF16Accumulation = F16Accumulation;
   static constexpr FusedPolicy kPolicy = Policy;
 
-  template <class Tile, class Io>
-  MLPCORE_DEVICE static void run(const NetworkView& net, const Io* input, Io* output, unsigned batch) {
+  template <class Tile, class Io, IoLayout L>
+  MLPCORE_DEVICE static void run(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> layout) {
     static_assert(Tile::kFamily == Family, "a specialized source runs on the tile family it was planned for");
     static_assert((sizeof(acc_elem_t<Tile>) == 2) == F16Accumulation, "the tile accumulates as planned");
-    mlp_forward_fixed<Tile, Policy, ActivationsOf, Edges, Widths...>(net, input, output, batch);
+    if constexpr ((Layouts & layout_bit(L)) != 0)
+      mlp_forward_fixed<Tile, Policy, ActivationsOf, Edges, Widths...>(net, input, output, batch, layout);
+    else
+      abort_kernel("mlpcore: this network's specialized kernels were built without this I/O layout");  // the host never launches it
   }
 };
 

@@ -68,6 +68,13 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
   return {};
 }
 
+// Whether a feature-major kernel (ops/fused_mlp.h, InputPrefetch) copies each block's input through the
+// wave's shared memory: on NVIDIA wherever the input prefetches, and for inputs of at most 2 tiles (the
+// stage, 16 bytes padded per feature, then takes at most 4.5 KiB per wave).
+MLPCORE_HOST_DEVICE constexpr bool stages_feature_major_input(TileFamily family, FusedPolicy policy, int input_tiles) {
+  return family == TileFamily::nvidia && (policy.prefetch_input || input_tiles <= 2);
+}
+
 // Where the float16 range check (ops/float16_range.h) reads a hidden layer's float32 accumulators: before
 // they are packed, each compared into a flag (NVIDIA: a predicate; a running maximum in a register made
 // ptxas spill in 16-64x3-16 at 96 registers), or packed, one v_pk_max_f16 per two values (AMD: there the

@@ -8,6 +8,16 @@
 
 namespace mlpcore::ops {
 
+// How a call's inputs and outputs lie in memory; every fused kernel is built for one. sample_major:
+// [batch, dim], each sample's values together (PyTorch's [batch, features]). feature_major: [dim, batch],
+// each feature's values together (a renderer's structure-of-arrays buffers).
+enum class IoLayout : unsigned char { sample_major, feature_major };
+// Selects a kernel body's layout (ops/fused_kernel_entry.h).
+template <IoLayout L>
+struct LayoutTag {};
+// A set of layouts as bits (a specialized source's, ops/fused_mlp_specialized.h).
+constexpr unsigned layout_bit(IoLayout l) { return 1u << static_cast<unsigned>(l); }
+
 // Blocks of the fused kernels hold this many waves (their launch bounds; the hosts launch them so).
 inline constexpr unsigned kFusedWavesPerBlock = 4;
 

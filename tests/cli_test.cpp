@@ -55,6 +55,37 @@ TEST(Cli, RunNpyToNpyMatchesTheReferenceAndLeavesTheInputAlone) {
   EXPECT_EQ(read_npy(dir / "in.npy").values, before);
 }
 
+// --layout feature_major: [in, batch] in, [out, batch] out, on cpu and on an emulated GPU kernel's _fm twin.
+TEST(Cli, RunFeatureMajorArraysMatchesTheReference) {
+  test::TempDir dir;
+  std::mt19937 rng(4);
+  const Model model = load_model(sample_model("all_activations"));
+  const Matrix samples{45, 3, test::random_inputs(rng, 135)};
+  Matrix columns{3, 45, std::vector<float>(135)};
+  for (std::size_t n = 0; n < 45; ++n)
+    for (std::size_t f = 0; f < 3; ++f) columns.values[f * 45 + n] = samples.values[n * 3 + f];
+  write_npy(dir / "in.npy", columns);
+  const auto ref = test::naive_forward(model, samples.values, 45);
+  for (const auto& [backend, tolerance] : {std::pair<std::string, double>{"cpu", 1e-4}, {"emu-rdna3", 1e-2}}) {
+    SCOPED_TRACE(backend);
+    const auto r = run_command(cli("run " + sample_model("all_activations") + " -b " + backend + " --layout feature_major -i " +
+                                   (dir / "in.npy").string() + " -o " + (dir / (backend + ".npy")).string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("ran 45 samples"), std::string::npos) << r.output;
+    const Matrix out = read_npy(dir / (backend + ".npy"));
+    ASSERT_EQ(out.rows, model.output_dim());
+    ASSERT_EQ(out.cols, 45u);
+    for (std::size_t n = 0; n < 45; ++n)
+      for (std::size_t u = 0; u < model.output_dim(); ++u) {
+        const double want = ref[n * model.output_dim() + u];
+        EXPECT_NEAR(out.values[u * 45 + n], want, tolerance * std::max(1.0, std::fabs(want))) << n << " " << u;
+      }
+  }
+  const auto wrong = run_command(cli("run " + sample_model("heart_sdf") + " --layout feature_major -i " + (dir / "in.npy").string()));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("feature-major input has 3 rows but the model takes 2"), std::string::npos) << wrong.output;
+}
+
 TEST(Cli, RunReadsTextFromStdinAndPrintsText) {
   const auto r = run_command("printf '0 0\\n0.5 -0.25\\n' | " + cli("run " + sample_model("heart_sdf") + " -i -"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

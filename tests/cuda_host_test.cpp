@@ -11,6 +11,7 @@
 #include "engine/src/device_buffer.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
+#include "ops/half_bits.h"
 #include "mlpcore/network.h"
 #include "tests/test_util.h"
 
@@ -152,6 +153,24 @@ TEST(CApi, RunsAModelAndReportsErrors) {
   EXPECT_EQ(mlpcore_network_infer(net, large, out, 2, error, sizeof error), -1);
   EXPECT_NE(std::string(error).find("at or beyond float16's range (|x| >= 65504)"), std::string::npos) << error;
   mlpcore_network_destroy(net);
+
+  // Feature-major arrays, float32 and float16: the two samples' inputs as two rows of features.
+  net = mlpcore_network_create_with_layouts(heart.c_str(), "emu-rdna4", 1, 1, nullptr, nullptr, 1u << MLPCORE_FEATURE_MAJOR, error, sizeof error);
+  ASSERT_NE(net, nullptr) << error;
+  const float columns[4] = {in[0], in[2], in[1], in[3]};
+  out[0] = out[1] = NAN;
+  ASSERT_EQ(mlpcore_network_infer_layout(net, columns, out, 2, 0, MLPCORE_FEATURE_MAJOR, error, sizeof error), 0) << error;
+  EXPECT_NEAR(out[0], ref[0], 1e-2);
+  EXPECT_NEAR(out[1], ref[1], 1e-2);
+  std::uint16_t columns16[4], out16[2] = {0x7e00, 0x7e00};
+  for (int i = 0; i < 4; ++i) columns16[i] = ops::float_to_f16_bits(columns[i]);
+  ASSERT_EQ(mlpcore_network_enqueue_layout(net, columns16, out16, 2, 1, MLPCORE_FEATURE_MAJOR, nullptr, error, sizeof error), 0) << error;
+  EXPECT_NEAR(ops::f16_bits_to_float(out16[1]), ref[1], 1e-2);
+  EXPECT_EQ(mlpcore_network_infer_layout(net, columns, out, 2, 0, 7, error, sizeof error), -1);
+  EXPECT_STREQ(error, "mlpcore_network_infer_layout: layout: 7 is neither MLPCORE_SAMPLE_MAJOR nor MLPCORE_FEATURE_MAJOR");
+  mlpcore_network_destroy(net);
+  EXPECT_EQ(mlpcore_network_create_with_layouts(heart.c_str(), "cpu", 1, 1, nullptr, nullptr, 0, error, sizeof error), nullptr);
+  EXPECT_NE(std::string(error).find("layouts"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -74,26 +74,34 @@ struct Stats {
   double worst = 0;
 };
 
+// Where value `i` of a [batch, dim] array is in `layout`.
+std::size_t position(std::size_t i, std::size_t dim, std::size_t batch, Layout layout) {
+  return layout == Layout::feature_major ? (i % dim) * batch + i / dim : i;
+}
+
 // Runs `batch` random samples through `backend` from buffers `offset` values into their allocations (an
-// offset that breaks 16-byte alignment takes the kernels' element-wise path) and checks every output
-// against the float64 reference of the inputs as stored in T.
+// offset that breaks 16-byte alignment takes the kernels' element-wise path), arranged in `layout`, and
+// checks every output against the float64 reference of the inputs as stored in T.
 template <class T = float>
 void check(const Model& model, const std::string& backend, std::size_t batch, std::mt19937& rng, const std::string& what, Stats& stats,
-           std::size_t offset = 0) {
-  const Network net(model, options_for(backend));
+           std::size_t offset = 0, Layout layout = Layout::sample_major) {
+  NetworkOptions options = options_for(backend);
+  if (layout == Layout::feature_major) options.layouts = {false, true};
+  const Network net(model, options);
   auto values = test::random_inputs(rng, batch * model.input_dim());
   std::vector<T> input(offset + values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[offset + i] = to_io<T>(values[i]));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = from_io(input[offset + position(i, model.input_dim(), batch, layout)] = to_io<T>(values[i]));
   // Poison the output and guard the bytes after it: every output written, nothing past the end.
   const std::size_t n = batch * model.output_dim();
   const T guard = to_io<T>(12345.0f);
   std::vector<T> output(offset + n + 64, to_io<T>(NAN));
   std::fill(output.begin() + static_cast<std::ptrdiff_t>(offset + n), output.end(), guard);
-  net.infer(input.data() + offset, output.data() + offset, batch);
+  net.infer(input.data() + offset, output.data() + offset, batch, layout);
   const auto ref = test::naive_forward(model, values, batch);
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_TRUE(std::isfinite(ref[i])) << what;
-    const float y = from_io(output[offset + i]);
+    const float y = from_io(output[offset + position(i, model.output_dim(), batch, layout)]);
     ASSERT_FALSE(std::isnan(y)) << what << ": output " << i << " never written";
     const double err = std::fabs(y - ref[i]) / std::max(1.0, std::fabs(ref[i]));
     stats.worst = std::max(stats.worst, err);
@@ -191,6 +199,66 @@ TEST_P(FusedBackend, Float16InputAndOutputMatchFloat64) {
       check<std::uint16_t>(m, GetParam(), batch, rng, "float16 " + std::to_string(widths[0]) + "-" + std::to_string(widths[1]) + "-" + std::to_string(widths.back()), stats);
   }
   std::cout << GetParam() << ": float16 I/O worst relative error " << stats.worst << "\n";
+}
+
+// Feature-major arrays ([dim, batch]: the kernels' _fm twins, or a specialized kernel built for that
+// layout only): the compiled-in shapes, random ones (widths 1-128, every activation), float32 and float16,
+// batches with partial tiles and several sample blocks.
+TEST_P(FusedBackend, FeatureMajorArraysMatchFloat64) {
+  std::mt19937 rng(seed(21));
+  Stats stats;
+  std::vector<std::vector<std::size_t>> shapes = {{32, 64, 64, 64, 64, 16}, {16, 64, 64, 4}, {3, 64, 64, 64, 64, 1}, {1, 1}, {128, 128, 128}};
+  std::uniform_int_distribution<std::size_t> width(1, 128), depth(1, 4);
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::size_t> widths = {width(rng)};
+    for (std::size_t l = depth(rng); l > 0; --l) widths.push_back(width(rng));
+    shapes.push_back(widths);
+  }
+  for (const auto& widths : shapes) {
+    std::vector<Activation> acts;
+    for (std::size_t l = 0; l + 1 < widths.size(); ++l) acts.push_back(l + 2 == widths.size() ? Activation::make(ActivationKind::none) : random_activation(rng, false));
+    const Model m = test::random_model(rng, widths, acts);
+    std::string name;
+    for (std::size_t w : widths) name += (name.empty() ? "" : "-") + std::to_string(w);
+    for (const std::size_t batch : {std::size_t{1}, std::size_t{17}, std::size_t{300}})
+      check<float>(m, GetParam(), batch, rng, "feature-major float32 " + name + " batch " + std::to_string(batch), stats, 0, Layout::feature_major);
+    check<std::uint16_t>(m, GetParam(), 77, rng, "feature-major float16 " + name, stats, 0, Layout::feature_major);
+    // Rows 16-byte aligned (NVIDIA's staged kernels copy whole blocks asynchronously, then the partial
+    // last one by lane), and an input one value off alignment (every block by lane).
+    check<std::uint16_t>(m, GetParam(), 328, rng, "feature-major float16 " + name + " batch 328", stats, 0, Layout::feature_major);
+    check<float>(m, GetParam(), 36, rng, "feature-major float32 " + name + " at offset 1", stats, 1, Layout::feature_major);
+  }
+  std::cout << GetParam() << ": feature-major worst relative error " << stats.worst << "\n";
+}
+
+// A network serves the layouts it was built for; NetworkOptions::layouts must name one.
+TEST_P(FusedBackend, LayoutsAreServedAsBuilt) {
+  std::mt19937 rng(seed(22));
+  const Model m = test::random_model(rng, {5, 40, 3}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::none)});
+  NetworkOptions none = options_for(GetParam());
+  none.layouts = {false, false};
+  EXPECT_THROW(Network(m, none), Error);
+  NetworkOptions both = options_for(GetParam());
+  both.layouts = {true, true};
+  const Network net(m, both);
+  std::vector<float> in(5 * 20), out_sm(3 * 20), out_fm(3 * 20);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 7) * 0.1f;
+  std::vector<float> in_fm(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in_fm[position(i, 5, 20, Layout::feature_major)] = in[i];
+  net.infer(in.data(), out_sm.data(), 20);
+  net.infer(in_fm.data(), out_fm.data(), 20, Layout::feature_major);
+  for (std::size_t i = 0; i < out_sm.size(); ++i) EXPECT_EQ(out_fm[position(i, 3, 20, Layout::feature_major)], out_sm[i]) << i;
+  const Network sample_major_only(m, options_for(GetParam()));
+  if (sample_major_only.kernel().starts_with("specialized")) {
+    try {
+      sample_major_only.infer(in_fm.data(), out_fm.data(), 20, Layout::feature_major);
+      FAIL() << "a specialized kernel built for sample-major arrays ran feature-major ones";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("feature_major"), std::string::npos) << e.what();
+    }
+  } else {
+    EXPECT_NO_THROW(sample_major_only.infer(in_fm.data(), out_fm.data(), 20, Layout::feature_major)) << "built-in kernels serve both";
+  }
 }
 
 // Batches over several sample blocks per wave (the emulated grid is at most 8 blocks of 4 waves, 32 samples

@@ -52,7 +52,7 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
   SKIP_WITHOUT_NVRTC();
   for (const auto& c : test::specialized_cases()) {
     for (const bool f16acc : {false, true}) {
-      const FusedPlan plan = plan_fused(c.model, "test", {ops::TileFamily::nvidia, true, f16acc});
+      const FusedPlan plan = plan_fused(c.model, "test", {ops::TileFamily::nvidia, true, f16acc, {true, true}});
       if (plan.kind != KernelKind::specialized) {  // too large to unroll (kMaxUnrolledTiles)
         std::cout << c.name << ": " << plan.describe() << "\n";
         continue;
@@ -60,7 +60,7 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
       const Nvrtc::Output out = nvrtc().compile(specialized_source(plan), 90);
       const std::string what = c.name + (f16acc ? " f16acc" : "");
       EXPECT_FALSE(out.cubin.empty()) << what;
-      EXPECT_EQ(count(out.ptx, "mma.sync.aligned"), 2 * mma_floor(plan)) << what << " (two kernels: float32 and float16 I/O)";
+      EXPECT_EQ(count(out.ptx, "mma.sync.aligned"), 4 * mma_floor(plan)) << what << " (four kernels: float32 and float16 I/O, both layouts)";
       EXPECT_EQ(count(out.ptx, ".local"), 0u) << what << ": local memory";
       const std::regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
       std::size_t kernels = 0;
@@ -68,7 +68,7 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
         EXPECT_LE(std::stoi((*m)[1]), kMaxSpillBytes) << what << "\n" << out.log;
         EXPECT_LE(std::stoi((*m)[2]), kMaxSpillBytes) << what << "\n" << out.log;
       }
-      EXPECT_EQ(kernels, 2u) << what << "\n" << out.log;
+      EXPECT_EQ(kernels, 4u) << what << "\n" << out.log;
       const std::regex registers("Used ([0-9]+) registers");
       std::size_t reported = 0;
       for (auto m = std::sregex_iterator(out.log.begin(), out.log.end(), registers); m != std::sregex_iterator(); ++m) {
@@ -77,7 +77,7 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
         ++reported;
         std::cout << what << ": " << used << " registers\n";
       }
-      EXPECT_EQ(reported, 2u) << what;
+      EXPECT_EQ(reported, 4u) << what;
     }
   }
 }

@@ -129,26 +129,27 @@ AmdgpuClang::AmdgpuClang(fs::path path) {
     for (const fs::path& p : tried) not_found_ += (not_found_.empty() ? "" : ", ") + p.string();
 }
 
-std::string AmdgpuClang::version() const {
-  if (!found()) return "clang (not found)";
-  const TemporaryFolder folder;
-  const Ran r = run({path_.string(), "--version"}, folder.path() / "version.txt");
-  std::string first = r.output.substr(0, r.output.find('\n'));
-  if (first.find("version") == std::string::npos) first = "clang (unknown version)";
-  std::string how;
-  for (const std::string& f : flags_) how += " " + f;
-  return first + " (" + path_.string() + (how.empty() ? "" : "," + how) + ")";
+const AmdgpuClang::Identity& AmdgpuClang::identity() const {
+  std::call_once(probed_, [&] {
+    const TemporaryFolder folder;
+    const Ran r = run({path_.string(), "--version"}, folder.path() / "version.txt");
+    std::string first = r.output.substr(0, r.output.find('\n'));
+    identity_.version = first.find("version") == std::string::npos ? "clang (unknown version)" : first;
+    // As cmake/MlpcoreAmdgpu.cmake probes: a kernel that needs the device libraries, for a processor
+    // every clang with the AMDGPU target and every ROCm knows.
+    const fs::path probe = folder.path() / "device_libs_probe.hip", out = folder.path() / "device_libs_probe.co";
+    write_text(probe, "#include <hip/hip_runtime.h>\n__global__ void probe(float* x) { x[threadIdx.x] = __expf(x[threadIdx.x]); }\n");
+    if (run(compile_command(path_, "gfx900", {}, folder.path(), probe, out), folder.path() / "probe.txt").status != 0)
+      identity_.flags = {"-nogpulib", "-DMLPCORE_HIP_NO_DEVICE_LIBS=1"};
+  });
+  return identity_;
 }
 
-const std::vector<std::string>& AmdgpuClang::device_library_flags(const fs::path& folder, const std::string& target) const {
-  std::call_once(probed_, [&] {
-    // As cmake/MlpcoreAmdgpu.cmake probes: a kernel that needs the device libraries.
-    const fs::path probe = folder / "device_libs_probe.hip", out = folder / "device_libs_probe.co";
-    write_text(probe, "#include <hip/hip_runtime.h>\n__global__ void probe(float* x) { x[threadIdx.x] = __expf(x[threadIdx.x]); }\n");
-    if (run(compile_command(path_, target, {}, folder, probe, out), folder / "probe.txt").status != 0)
-      flags_ = {"-nogpulib", "-DMLPCORE_HIP_NO_DEVICE_LIBS=1"};
-  });
-  return flags_;
+std::string AmdgpuClang::version() const {
+  if (!found()) return "clang (not found)";
+  std::string how;
+  for (const std::string& f : identity().flags) how += " " + f;
+  return identity().version + " (" + path_.string() + (how.empty() ? "" : "," + how) + ")";
 }
 
 std::vector<std::byte> AmdgpuClang::compile_code(const std::string& source, const std::string& target) const {
@@ -158,7 +159,7 @@ std::vector<std::byte> AmdgpuClang::compile_code(const std::string& source, cons
   write_kernel_headers(folder.path());
   const fs::path src = folder.path() / "mlpcore_specialized.hip", out = folder.path() / (target + ".co");
   write_text(src, source);
-  const Ran r = run(compile_command(path_, target, device_library_flags(folder.path(), target), folder.path(), src, out), folder.path() / "log.txt");
+  const Ran r = run(compile_command(path_, target, identity().flags, folder.path(), src, out), folder.path() / "log.txt");
   if (r.status != 0) throw Error(ErrorCode::device, where, "", path_.string() + " failed (exit " + std::to_string(r.status) + "):\n" + r.output);
   return read_file(out, 256u << 20);
 }

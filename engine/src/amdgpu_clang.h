@@ -21,19 +21,25 @@ class AmdgpuClang final : public KernelCompiler {
 
   bool found() const { return !path_.empty(); }
   const std::string& not_found() const { return not_found_; }  // which places were tried
-  // "clang version 19.1.7 (/usr/bin/clang++-19, -nogpulib and mlpcore's device-library shim)"
+  // "clang version 19.1.7 (/usr/bin/clang++-19, -nogpulib and mlpcore's device-library shim)": the kernel
+  // cache's key, known before anything is compiled.
   std::string version() const override;
   // target: "gfx1100"; throws Error(device) with clang's messages when it fails.
   std::vector<std::byte> compile_code(const std::string& source, const std::string& target) const override;
 
  private:
-  // The device-library flags for `target`, probed once: none, or the shim's.
-  const std::vector<std::string>& device_library_flags(const std::filesystem::path& folder, const std::string& target) const;
+  // What this clang is: its version line, and the device-library flags it needs (none where it finds
+  // ROCm's, else the shim's). Both probed once, together, on first use.
+  struct Identity {
+    std::string version;
+    std::vector<std::string> flags;
+  };
+  const Identity& identity() const;
 
   std::filesystem::path path_;
   std::string not_found_;
   mutable std::once_flag probed_;
-  mutable std::vector<std::string> flags_;
+  mutable Identity identity_;
 };
 
 }  // namespace mlpcore::detail

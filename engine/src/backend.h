@@ -17,12 +17,14 @@ namespace mlpcore::detail {
 enum class Io { f32, f16 };
 inline std::size_t io_bytes(Io io) { return io == Io::f16 ? 2 : 4; }
 
-// One call's buffers: input [batch, input_dim] and output [batch, output_dim], row-major, of `io` values.
+// One call's buffers: input [batch, input_dim] and output [batch, output_dim] of `io` values, row-major,
+// or their transposes with Layout::feature_major.
 struct IoBuffers {
   const void* input;
   void* output;
   std::size_t batch;
   Io io;
+  Layout layout = Layout::sample_major;
 };
 
 class BackendNetwork {
@@ -39,6 +41,8 @@ class BackendNetwork {
   virtual std::optional<DeviceNetworkView> device_view() const { return std::nullopt; }
   // Network::kernel().
   virtual std::string kernel() const = 0;
+  // Whether calls in `layout` run (a specialized kernel serves the layouts it was built for).
+  virtual bool serves(Layout) const { return true; }
 };
 
 struct Backend {

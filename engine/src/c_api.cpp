@@ -52,8 +52,9 @@ mlpcore_network* mlpcore_network_create_with_options(const char* model_path, con
   }
 }
 
-mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, const char* backend, int quiet, int specialize,
-                                                     const char* kernel_cache, const char* kernels_file, char* error, size_t error_size) {
+mlpcore_network* mlpcore_network_create_with_layouts(const char* model_path, const char* backend, int quiet, int specialize,
+                                                     const char* kernel_cache, const char* kernels_file, unsigned layouts, char* error,
+                                                     size_t error_size) {
   try {
     mlpcore::NetworkOptions options;
     options.backend = backend ? backend : "auto";
@@ -61,11 +62,21 @@ mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, con
     options.specialize = specialize != 0;
     options.kernel_cache = kernel_cache ? kernel_cache : "";
     options.kernels_file = kernels_file ? kernels_file : "";
+    if (layouts == 0 || layouts > 3)
+      throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, "mlpcore_network_create_with_layouts", "layouts",
+                           std::to_string(layouts) + " is not a set of (1 << MLPCORE_SAMPLE_MAJOR) and (1 << MLPCORE_FEATURE_MAJOR)");
+    options.layouts = {(layouts & (1u << MLPCORE_SAMPLE_MAJOR)) != 0, (layouts & (1u << MLPCORE_FEATURE_MAJOR)) != 0};
     return new mlpcore_network(mlpcore::Network(mlpcore::load_model(model_path ? model_path : ""), options));
   } catch (const std::exception& e) {
     fail(e, error, error_size);
     return nullptr;
   }
+}
+
+mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, const char* backend, int quiet, int specialize,
+                                                     const char* kernel_cache, const char* kernels_file, char* error, size_t error_size) {
+  return mlpcore_network_create_with_layouts(model_path, backend, quiet, specialize, kernel_cache, kernels_file, 1u << MLPCORE_SAMPLE_MAJOR,
+                                             error, error_size);
 }
 
 mlpcore_network* mlpcore_network_create(const char* model_path, const char* backend, char* error, size_t error_size) {
@@ -97,6 +108,38 @@ int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* 
                                 char* error, size_t error_size) {
   return guarded(network, "mlpcore_network_enqueue_f16", error, error_size,
                  [&](const mlpcore::Network& n) { n.enqueue(input, output, batch, stream); });
+}
+
+namespace {
+
+mlpcore::Layout layout_of(int layout, const char* function) {
+  if (layout != MLPCORE_SAMPLE_MAJOR && layout != MLPCORE_FEATURE_MAJOR)
+    throw mlpcore::Error(mlpcore::ErrorCode::invalid_argument, function, "layout", std::to_string(layout) + " is neither MLPCORE_SAMPLE_MAJOR nor MLPCORE_FEATURE_MAJOR");
+  return layout == MLPCORE_FEATURE_MAJOR ? mlpcore::Layout::feature_major : mlpcore::Layout::sample_major;
+}
+
+}  // namespace
+
+int mlpcore_network_infer_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
+                                 char* error, size_t error_size) {
+  return guarded(network, "mlpcore_network_infer_layout", error, error_size, [&](const mlpcore::Network& n) {
+    const mlpcore::Layout l = layout_of(layout, "mlpcore_network_infer_layout");
+    if (f16)
+      n.infer(static_cast<const std::uint16_t*>(input), static_cast<std::uint16_t*>(output), batch, l);
+    else
+      n.infer(static_cast<const float*>(input), static_cast<float*>(output), batch, l);
+  });
+}
+
+int mlpcore_network_enqueue_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
+                                   void* stream, char* error, size_t error_size) {
+  return guarded(network, "mlpcore_network_enqueue_layout", error, error_size, [&](const mlpcore::Network& n) {
+    const mlpcore::Layout l = layout_of(layout, "mlpcore_network_enqueue_layout");
+    if (f16)
+      n.enqueue(static_cast<const std::uint16_t*>(input), static_cast<std::uint16_t*>(output), batch, stream, l);
+    else
+      n.enqueue(static_cast<const float*>(input), static_cast<float*>(output), batch, stream, l);
+  });
 }
 
 int mlpcore_network_enqueued_out_of_range(const mlpcore_network* network, int* out_of_range, char* error, size_t error_size) {

@@ -63,7 +63,8 @@ detail::KernelFile compile_with_first(const detail::FusedPlan& plan, const std::
 
 }  // namespace
 
-std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path) {
+std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path,
+                            NetworkOptions::Layouts layouts) {
   model.validate("model");
   const std::string name(backend), arch(target);
   const bool amd = target.starts_with("gfx");
@@ -71,7 +72,9 @@ std::string compile_kernels(const Model& model, std::string_view backend, std::s
     throw Error(ErrorCode::invalid_argument, "compile", "backend",
                 "'" + name + "': kernels for " + arch + " are compiled for " + (amd ? "hip" : "cuda or cuda-f16acc"));
   const ops::TileFamily family = amd ? amd_family(target) : (check_nvidia_target(target), ops::TileFamily::nvidia);
-  const detail::FusedPlan plan = detail::plan_fused(model, name.c_str(), {family, true, backend == "cuda-f16acc"});
+  if (!layouts.sample_major && !layouts.feature_major)
+    throw Error(ErrorCode::invalid_argument, "compile", "layouts", "names no layout (sample_major, feature_major or both)");
+  const detail::FusedPlan plan = detail::plan_fused(model, name.c_str(), {family, true, backend == "cuda-f16acc", layouts});
   if (plan.kind != detail::KernelKind::specialized)
     throw Error(ErrorCode::unsupported_model, "compile", "model",
                 plan.shape + ": " + plan.not_specialized + "; it runs on the built-in kernels, which need no kernel file");

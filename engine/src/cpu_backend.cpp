@@ -65,7 +65,7 @@ class CpuNetwork final : public BackendNetwork {
     const std::size_t blocks_per_task = (blocks + tasks - 1) / tasks;
     pool_.run((blocks + blocks_per_task - 1) / blocks_per_task, [&](std::size_t task) {
       thread_local Scratch scratch;
-      float* buffers = scratch.get(2 * activation_floats_ + (call.io == Io::f16 ? kCpuBlockRows * (in_dim_ + out_dim_) : 0));
+      float* buffers = scratch.get(2 * activation_floats_ + (staged(call) ? kCpuBlockRows * (in_dim_ + out_dim_) : 0));
       const std::size_t end = std::min(call.batch, (task + 1) * blocks_per_task * kCpuBlockRows);
       for (std::size_t row = task * blocks_per_task * kCpuBlockRows; row < end; row += kCpuBlockRows)
         run_block(call, row, std::min(kCpuBlockRows, end - row), buffers);
@@ -73,19 +73,35 @@ class CpuNetwork final : public BackendNetwork {
   }
 
  private:
+  static bool staged(const IoBuffers& call) { return call.io == Io::f16 || call.layout == Layout::feature_major; }
+
   void run_block(const IoBuffers& call, std::size_t row, std::size_t rows, float* scratch) const {
-    if (call.io == Io::f32) {
+    if (!staged(call)) {
       kernels_.forward_block(net_.layers.data(), net_.layers.size(), static_cast<const float*>(call.input) + row * in_dim_,
                              static_cast<float*>(call.output) + row * out_dim_, rows, scratch);
       return;
     }
-    // float16 buffers: widened to float32 around the float32 path, a block at a time.
+    // float16 values widened, or feature-major columns gathered, around the float32 path a block at a time.
     float* in = scratch + 2 * activation_floats_;
     float* out = in + kCpuBlockRows * in_dim_;
-    const auto* in16 = static_cast<const std::uint16_t*>(call.input) + row * in_dim_;
-    std::transform(in16, in16 + rows * in_dim_, in, ops::f16_bits_to_float);
+    const bool columns = call.layout == Layout::feature_major;
+    const auto index = [&](std::size_t r, std::size_t f, std::size_t dim) { return columns ? f * call.batch + row + r : (row + r) * dim + f; };
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t f = 0; f < in_dim_; ++f) {
+        const std::size_t i = index(r, f, in_dim_);
+        in[r * in_dim_ + f] = call.io == Io::f16 ? ops::f16_bits_to_float(static_cast<const std::uint16_t*>(call.input)[i])
+                                                 : static_cast<const float*>(call.input)[i];
+      }
     kernels_.forward_block(net_.layers.data(), net_.layers.size(), in, out, rows, scratch);
-    std::transform(out, out + rows * out_dim_, static_cast<std::uint16_t*>(call.output) + row * out_dim_, ops::float_to_f16_bits);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t u = 0; u < out_dim_; ++u) {
+        const std::size_t i = index(r, u, out_dim_);
+        const float v = out[r * out_dim_ + u];
+        if (call.io == Io::f16)
+          static_cast<std::uint16_t*>(call.output)[i] = ops::float_to_f16_bits(v);
+        else
+          static_cast<float*>(call.output)[i] = v;
+      }
   }
 
   const CpuKernels& kernels_;

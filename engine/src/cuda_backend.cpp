@@ -30,12 +30,13 @@ class CudaNetwork final : public BackendNetwork {
         kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& kernel) {
           throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "module has no kernel " + kernel);
         })),
-        net_(gpu_, packed) {}
+        net_(gpu_, packed), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
+  bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   void infer(const IoBuffers& call) const override {
-    check_fused_batch(call.batch);
+    check_fused_batch(call);
     run_staged(gpu_, name_, call, net_.view,
                [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, kWave, nullptr, range_flag); });
   }
@@ -46,7 +47,7 @@ class CudaNetwork final : public BackendNetwork {
   }
 
   void enqueue(const IoBuffers& call, void* stream) const override {
-    check_fused_batch(call.batch);
+    check_fused_batch(call);
     launch_fused(gpu_, kernels_, net_.view, call, kWave, stream, net_.enqueued_out_of_range->get());
   }
 
@@ -58,6 +59,7 @@ class CudaNetwork final : public BackendNetwork {
   DeviceModule<CudaOnDevice> module_;
   FusedKernels kernels_;
   UploadedNetwork<CudaOnDevice> net_;
+  NetworkOptions::Layouts layouts_;
 };
 
 const CudaDriver& driver() {

@@ -27,8 +27,8 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
       switch (plan.fixed_index) {
 #define MLPCORE_FIXED_CASE(index, hidden, out, ...)                                                                                    \
   case index:                                                                                                                          \
-    return emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n) {                                                \
-      MLPCORE_FIXED_FORWARD(Tile, hidden, out, __VA_ARGS__)(view, in, o, n);                                                           \
+    return emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {                                   \
+      MLPCORE_FIXED_FORWARD(Tile, hidden, out, __VA_ARGS__)(view, in, o, n, layout);                                                   \
     });
         MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_CASE)
 #undef MLPCORE_FIXED_CASE
@@ -37,7 +37,9 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
     case KernelKind::runtime_shaped: {
       EmulatedKernel k;
       with_max_tiles(static_cast<std::uint32_t>(plan.max_tiles), [&](auto max_tiles) {
-        k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n) { ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, in, o, n); });
+        k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+          ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, in, o, n, layout);
+        });
       });
       return k;
     }

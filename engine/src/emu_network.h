@@ -12,10 +12,11 @@
 
 namespace mlpcore::detail {
 
-// A fused kernel's body for float32 and for float16 I/O: what runs on each emulated thread.
+// A fused kernel's body for float32 and for float16 I/O, per I/O layout (ops::IoLayout): what runs on
+// each emulated thread.
 struct EmulatedKernel {
-  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32;
-  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16;
+  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32[2];
+  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16[2];
 };
 
 template <class Tile>
@@ -24,15 +25,18 @@ class EmuNetwork final : public BackendNetwork {
   // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics).
   EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
       : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), kernel_(std::move(kernel)), description_(plan.describe()),
-        numerics_(numerics) {}
+        numerics_(numerics), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
+  bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   void infer(const IoBuffers& call) const override {
+    check_fused_batch(call);
+    const auto layout = static_cast<int>(call.layout);
     if (call.io == Io::f16)
-      run(kernel_.f16, static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
+      run(kernel_.f16[layout], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
     else
-      run(kernel_.f32, static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
+      run(kernel_.f32[layout], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -45,7 +49,6 @@ class EmuNetwork final : public BackendNetwork {
 
   template <class Body, class Io>
   void run(const Body& body, const Io* input, Io* output, std::size_t batch) const {
-    check_fused_batch(batch);
     ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
     std::uint32_t out_of_range = 0;
     view.range_flag = &out_of_range;
@@ -61,13 +64,23 @@ class EmuNetwork final : public BackendNetwork {
   EmulatedKernel kernel_;
   std::string description_;
   emu::ChipNumerics numerics_;
+  NetworkOptions::Layouts layouts_;
 };
 
-// The kernel body Forward (a generic callable taking view, input, output, batch) for both I/O types.
+// The kernel body Forward (a generic callable taking view, input, output, batch and an ops::LayoutTag) for
+// both I/O types and both layouts.
 template <class Forward>
 EmulatedKernel emulated_kernel(Forward forward) {
-  return {[forward](const ops::NetworkView& v, const float* in, float* out, unsigned n) { forward(v, in, out, n); },
-          [forward](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) { forward(v, in, out, n); }};
+  EmulatedKernel k;
+  const auto in_layout = [&]<ops::IoLayout L>(ops::LayoutTag<L> tag) {
+    k.f32[static_cast<int>(L)] = [forward, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { forward(v, in, out, n, tag); };
+    k.f16[static_cast<int>(L)] = [forward, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) {
+      forward(v, in, out, n, tag);
+    };
+  };
+  in_layout(ops::LayoutTag<ops::IoLayout::sample_major>{});
+  in_layout(ops::LayoutTag<ops::IoLayout::feature_major>{});
+  return k;
 }
 
 }  // namespace mlpcore::detail

@@ -27,7 +27,9 @@ void check_fits_f16_operands(const Model& model, const char* backend, bool f16_a
   }
 }
 
-const char* fused_kernel_suffix(Io io) { return io == Io::f16 ? "_f16" : ""; }
+std::string fused_kernel_suffix(Io io, Layout layout) {
+  return std::string(io == Io::f16 ? "_f16" : "") + (layout == Layout::feature_major ? "_fm" : "");
+}
 
 bool device_api_runs(const PackedNetwork& p) {
   return !p.f16_accumulation && std::all_of(p.layers.begin(), p.layers.end(), [](const ops::LayerDesc& l) { return l.k == 16 && l.n == 16; });
@@ -51,9 +53,12 @@ unsigned fused_grid(std::size_t batch) {
   return static_cast<unsigned>(std::clamp<std::size_t>((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1, kMaxBlocks));
 }
 
-void check_fused_batch(std::size_t batch) {
-  if (batch > 0xffffffffu - 15)
-    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(batch) + " samples in one call; at most 2^32 - 16");
+void check_fused_batch(const IoBuffers& call) {
+  if (call.batch > 0xffffffffu - 15)
+    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(call.batch) + " samples in one call; at most 2^32 - 16");
+  if (call.layout == Layout::feature_major && call.batch > (std::size_t{1} << 28))
+    throw Error(ErrorCode::invalid_argument, "infer", "batch",
+                std::to_string(call.batch) + " samples in one feature-major call; at most 2^28 (split the call)");
 }
 
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p) {

@@ -120,13 +120,15 @@ Error no_device_view(const std::string& backend);
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
-// What that kernel's name gets for its float16-I/O twin ("_f16"), or "" for float32.
-const char* fused_kernel_suffix(Io io);
+// What a fused kernel's name gets for its twin of this I/O type and layout: "_f16" for float16, then "_fm" for
+// feature-major; "" for float32, sample-major.
+std::string fused_kernel_suffix(Io io, Layout layout);
 
 // Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, enough blocks to fill
 // any GPU; the kernels stride over the rest of the batch.
 using ops::kFusedWavesPerBlock;
 unsigned fused_grid(std::size_t batch);
-void check_fused_batch(std::size_t batch);  // the kernels index samples with 32 bits
+// The kernels index samples with 32 bits, and feature-major arrays' 16-row tiles too.
+void check_fused_batch(const IoBuffers& call);
 
 }  // namespace mlpcore::detail

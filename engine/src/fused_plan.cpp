@@ -77,6 +77,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.fixed_index = compiled_in_index(p);
   p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
   if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;
+  if (p.kind == KernelKind::specialized) p.layouts = request.layouts;
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
@@ -110,7 +111,10 @@ std::string FusedPlan::describe() const {
   switch (kind) {
     case KernelKind::runtime_shaped: return "run-time-shaped, up to " + std::to_string(16 * max_tiles) + " wide, for " + shape;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
-    case KernelKind::specialized: return "specialized for " + shape + acc;
+    case KernelKind::specialized: {
+      const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
+      return "specialized for " + shape + acc + io;
+    }
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlpcore/model.h"
+#include "mlpcore/network.h"
 #include "ops/fused_policy.h"
 
 namespace mlpcore::detail {
@@ -29,6 +30,8 @@ struct FusedPlan {
   ops::FusedPolicy policy;                   // what the kernel runs with
   // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
   bool narrow_input = false, narrow_output = false;
+  // The I/O layouts its kernels serve: both for the built-in ones, the requested ones for a specialized one.
+  NetworkOptions::Layouts layouts{true, true};
   std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
   // Why a network the backend could have specialized runs the built-in kernels instead; "" otherwise.
   std::string not_specialized;
@@ -40,12 +43,18 @@ struct FusedPlan {
   bool operator==(const FusedPlan&) const = default;
 };
 
+// Whether kernels built for `layouts` serve calls in `layout`.
+inline bool serves(const NetworkOptions::Layouts& layouts, Layout layout) {
+  return layout == Layout::feature_major ? layouts.feature_major : layouts.sample_major;
+}
+
 // Which kernels a backend may plan for. specialize: it can compile this model's own kernel;
 // f16_accumulation: it accumulates in float16 wherever the kernel's shape is compiled in or specialized.
 struct PlanRequest {
   ops::TileFamily family;
   bool specialize = false;
   bool f16_accumulation = false;
+  NetworkOptions::Layouts layouts;  // the ones a specialized kernel serves
 };
 
 // The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers

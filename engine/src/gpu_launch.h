@@ -1,6 +1,7 @@
 #pragma once
 // What the hip and cuda backends do alike with their runtime (HipOnDevice, CudaOnDevice): find a fused
-// kernel and its float16-I/O twin, launch one, and run a call through device buffers of its own.
+// kernel and its twins (float16 I/O, feature-major I/O), launch one, and run a call through device
+// buffers of its own.
 #include <array>
 #include <optional>
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace mlpcore::detail {
 
-using FusedKernels = std::array<void*, 2>;  // by Io
+using FusedKernels = std::array<void*, 4>;  // by fused_kernel_index
 
 // A packed network uploaded to the device once, and the views of it the kernels take.
 template <class Runtime>
@@ -38,15 +39,19 @@ struct UploadedNetwork {
   std::optional<DeviceNetworkView> device_view;  // none where the device API does not run the packing
 };
 
-// The fused kernel `name` and its _f16 twin; missing(name) throws for one the module does not hold.
+inline std::size_t fused_kernel_index(Io io, Layout layout) { return 2 * static_cast<std::size_t>(layout) + static_cast<std::size_t>(io); }
+
+// The fused kernel `name` and its twins; missing(name) throws for one the module does not hold.
 template <class Runtime, class Missing>
 FusedKernels find_fused_kernels(const Runtime& rt, void* module, const std::string& name, Missing missing) {
   FusedKernels kernels{};
-  for (const Io io : {Io::f32, Io::f16}) {
-    const std::string io_name = name + fused_kernel_suffix(io);
-    kernels[static_cast<int>(io)] = rt.function(module, io_name.c_str());
-    if (!kernels[static_cast<int>(io)]) missing(io_name);
-  }
+  for (const Layout layout : {Layout::sample_major, Layout::feature_major})
+    for (const Io io : {Io::f32, Io::f16}) {
+      const std::string twin = name + fused_kernel_suffix(io, layout);
+      void*& kernel = kernels[fused_kernel_index(io, layout)];
+      kernel = rt.function(module, twin.c_str());
+      if (!kernel) missing(twin);
+    }
   return kernels;
 }
 
@@ -60,7 +65,7 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
   const void* input = call.input;
   void* output = call.output;
   void* args[] = {&view, &input, &output, &n};
-  rt.launch(kernels[static_cast<int>(call.io)], fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
+  rt.launch(kernels[fused_kernel_index(call.io, call.layout)], fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
 }
 
 // `call` with host (or device) buffers, copied through device buffers allocated for it around
@@ -73,7 +78,7 @@ void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& 
   DeviceBuffer<Runtime> in(rt, in_bytes), out(rt, out_bytes);
   const auto range_flag = upload(rt, std::vector<std::uint32_t>{0});
   rt.copy(in.get(), call.input, in_bytes);
-  launch(IoBuffers{in.get(), out.get(), call.batch, call.io}, range_flag->get());
+  launch(IoBuffers{in.get(), out.get(), call.batch, call.io, call.layout}, range_flag->get());
   std::uint32_t out_of_range = 0;
   rt.copy(&out_of_range, range_flag->get(), sizeof out_of_range);
   if (out_of_range) throw out_of_float16_range(backend);

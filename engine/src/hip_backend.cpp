@@ -32,13 +32,14 @@ class HipNetwork final : public BackendNetwork {
         kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
-        net_(gpu_, packed), description_(std::move(description)) {}
+        net_(gpu_, packed), description_(std::move(description)), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
+  bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
-    check_fused_batch(call.batch);
+    check_fused_batch(call);
     run_staged(gpu_, "hip", call, net_.view,
                [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr, range_flag); });
   }
@@ -50,7 +51,7 @@ class HipNetwork final : public BackendNetwork {
 
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {
-    check_fused_batch(call.batch);
+    check_fused_batch(call);
     launch_fused(gpu_, kernels_, net_.view, call, wave_, stream, net_.enqueued_out_of_range->get());
   }
 
@@ -63,6 +64,7 @@ class HipNetwork final : public BackendNetwork {
   FusedKernels kernels_;
   UploadedNetwork<HipOnDevice> net_;
   std::string description_;
+  NetworkOptions::Layouts layouts_;
 };
 
 template <class Tile>

@@ -43,6 +43,8 @@ Network::Network(const Model& model, std::string_view backend) : Network(model, 
 
 Network::Network(const Model& model, const NetworkOptions& options) {
   model.validate("model");
+  if (!options.layouts.sample_major && !options.layouts.feature_major)
+    throw Error(ErrorCode::invalid_argument, "NetworkOptions", "layouts", "names no layout (sample_major, feature_major or both)");
   const bool automatic = options.backend == "auto";
   std::string known;
   PassedOver passed;
@@ -84,45 +86,52 @@ std::size_t Network::output_dim() const noexcept { return output_dim_; }
 
 namespace {
 
-void check_call(const void* impl, const void* input, const void* output, std::size_t batch, const char* call) {
+void check_call(const detail::BackendNetwork* impl, const void* input, const void* output, std::size_t batch, Layout layout, const char* call) {
   if (!impl) throw Error(ErrorCode::invalid_argument, call, "", "the network was moved from");
   if (batch == 0) throw Error(ErrorCode::invalid_argument, call, "batch", "must be at least 1");
   if (!input) throw Error(ErrorCode::invalid_argument, call, "input", "is null");
   if (!output) throw Error(ErrorCode::invalid_argument, call, "output", "is null");
+  if (layout != Layout::sample_major && layout != Layout::feature_major)
+    throw Error(ErrorCode::invalid_argument, call, "layout", "is " + std::to_string(static_cast<int>(layout)) + ", not a Layout");
+  if (!impl->serves(layout))
+    throw Error(ErrorCode::invalid_argument, call, "layout",
+                std::string(to_string(layout)) + ": this network's specialized kernels were built without it (NetworkOptions::layouts)");
 }
 
 }  // namespace
 
-void Network::infer(const float* input, float* output, std::size_t batch) const {
-  check_call(impl_.get(), input, output, batch, "infer");
-  impl_->infer({input, output, batch, detail::Io::f32});
+const char* to_string(Layout layout) noexcept { return layout == Layout::feature_major ? "feature_major" : "sample_major"; }
+
+void Network::infer(const float* input, float* output, std::size_t batch, Layout layout) const {
+  check_call(impl_.get(), input, output, batch, layout, "infer");
+  impl_->infer({input, output, batch, detail::Io::f32, layout});
 }
 
-void Network::infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch) const {
-  check_call(impl_.get(), input, output, batch, "infer");
-  impl_->infer({input, output, batch, detail::Io::f16});
+void Network::infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, Layout layout) const {
+  check_call(impl_.get(), input, output, batch, layout, "infer");
+  impl_->infer({input, output, batch, detail::Io::f16, layout});
 }
 
-void Network::enqueue(const float* input, float* output, std::size_t batch, void* stream) const {
-  check_call(impl_.get(), input, output, batch, "enqueue");
-  impl_->enqueue({input, output, batch, detail::Io::f32}, stream);
+void Network::enqueue(const float* input, float* output, std::size_t batch, void* stream, Layout layout) const {
+  check_call(impl_.get(), input, output, batch, layout, "enqueue");
+  impl_->enqueue({input, output, batch, detail::Io::f32, layout}, stream);
 }
 
-void Network::enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream) const {
-  check_call(impl_.get(), input, output, batch, "enqueue");
-  impl_->enqueue({input, output, batch, detail::Io::f16}, stream);
+void Network::enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream, Layout layout) const {
+  check_call(impl_.get(), input, output, batch, layout, "enqueue");
+  impl_->enqueue({input, output, batch, detail::Io::f16, layout}, stream);
 }
 
 bool Network::enqueued_out_of_range() const { return impl_->take_enqueued_out_of_range(); }
 
-void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch) const {
+void Network::infer(std::span<const float> input, std::span<float> output, std::size_t batch, Layout layout) const {
   if (input.size() != batch * input_dim_)
     throw Error(ErrorCode::invalid_argument, "infer", "input",
                 "holds " + std::to_string(input.size()) + " floats, expected batch*input_dim = " + std::to_string(batch * input_dim_));
   if (output.size() != batch * output_dim_)
     throw Error(ErrorCode::invalid_argument, "infer", "output",
                 "holds " + std::to_string(output.size()) + " floats, expected batch*output_dim = " + std::to_string(batch * output_dim_));
-  infer(input.data(), output.data(), batch);
+  infer(input.data(), output.data(), batch, layout);
 }
 
 DeviceNetworkView Network::device_view() const {

@@ -39,9 +39,7 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
 
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
   const std::string source = specialized_source(plan);
-  std::vector<std::byte> code = compiler.compile_code(source, target);
-  // version() after compiling: a found clang names the device-library flags its first compile chose.
-  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(code)};
+  return {target, specialized_source_key(source), compiler.version(), plan.describe(), compiler.compile_code(source, target)};
 }
 
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler) {
@@ -52,13 +50,10 @@ SpecializedCode specialized_code(const FusedPlan& plan, const std::string& targe
     return {std::move(k.code), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
   }
   const KernelCache cache(options.kernel_cache);
-  const std::string source = specialized_source(plan);
-  const std::string key = specialized_source_key(source);
-  const std::string version = compiler.version();
-  if (std::optional<KernelFile> cached = cache.load(key, target, version))
+  if (std::optional<KernelFile> cached = cache.load(specialized_source_key(specialized_source(plan)), target, compiler.version()))
     return {std::move(cached->code), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
-  KernelFile k{target, key, version, plan.describe(), compiler.compile_code(source, target)};
-  std::string description = plan.describe() + ", compiled by " + version + " for " + target + " in " + seconds_since(start);
+  KernelFile k = compile_kernel_file(plan, target, compiler);
+  std::string description = plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start);
   if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
   return {std::move(k.code), std::move(description)};
 }
@@ -69,6 +64,7 @@ KernelChoice choose_kernels(const Model& model, const std::string& backend, Plan
   PlanRequest built_in = request;
   built_in.specialize = false;
   request.specialize = options.specialize && (from_file || compiler.loaded());
+  request.layouts = options.layouts;
   KernelChoice c{plan_fused(model, backend.c_str(), request), {}};
   if (c.plan.kind == KernelKind::specialized) {
     try {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/src/kernel_headers.h"
+#include "ops/mlp_network.h"
 
 namespace mlpcore::detail {
 namespace {
@@ -40,11 +41,14 @@ std::string specialized_source(const FusedPlan& plan) {
   for (ActivationKind a : plan.activations) activations += std::string(activations.empty() ? "" : ", ") + "mlpcore::ActivationKind::" + to_string(a);
   for (int w : plan.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
   const ops::FusedPolicy& p = plan.policy;
+  using ops::IoLayout;
+  const std::string layouts = std::to_string((plan.layouts.sample_major ? ops::layout_bit(IoLayout::sample_major) : 0u) |
+                                             (plan.layouts.feature_major ? ops::layout_bit(IoLayout::feature_major) : 0u)) + "u";
   const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
                            boolean(plan.f16_accumulation) + ",\n    mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " +
                            boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " + std::to_string(p.min_blocks) + ", " +
                            boolean(p.narrow_edges) + ", " + boolean(p.loop_layers) + "},\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
-                           boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + widths + ">";
+                           boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
   return "// mlpcore: kernels specialized for " + plan.shape + " (" + family_name(plan.family) + ", " +

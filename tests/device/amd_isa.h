@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace mlpcore::test {
 
 // The architectures this build has code objects for (cmake/MlpcoreAmdgpu.cmake).
@@ -86,6 +88,20 @@ inline Expectation expectation(const std::string& arch) {
   if (arch.starts_with("gfx12")) return {"v_wmma_f32_16x16x16_f16", "v_cvt_pk_rtz_f16_f32", 32, false};
   if (arch.starts_with("gfx94") || arch == "gfx950") return {"v_mfma_f32_16x16x16_f16", "v_cvt_pkrtz_f16_f32", 64, false};
   return {"v_mfma_f32_16x16x16f16", "v_cvt_pkrtz_f16_f32", 64, false};
+}
+
+// What every fused kernel's code holds: `matrix_ops` matrix instructions, RDNA3's `shuffles` (none
+// elsewhere), no LDS, no scratch (spills or per-lane arrays), the architecture's wave size. Returns
+// "N VGPRs" for the caller's report.
+inline std::string expect_fused_kernel_isa(const Expectation& want, const std::vector<std::string>& code,
+                                           const std::map<std::string, std::string>& meta, std::size_t matrix_ops, std::size_t shuffles) {
+  EXPECT_EQ(count_prefix(code, want.matrix_instruction), matrix_ops) << "one per (output tile, K tile) of each layer's code, per sample tile";
+  EXPECT_EQ(count_prefix(code, "v_permlanex16_b32"), want.shuffles ? shuffles : 0u);
+  EXPECT_EQ(count_prefix(code, "ds_"), 0u) << "LDS traffic";
+  EXPECT_EQ(meta.at("private_segment_fixed_size"), "0") << "scratch: spills or per-lane arrays";
+  EXPECT_EQ(meta.at("group_segment_fixed_size"), "0");
+  EXPECT_EQ(meta.at("wavefront_size"), std::to_string(want.wave));
+  return meta.at("vgpr_count") + " VGPRs";
 }
 
 }  // namespace mlpcore::test

@@ -59,7 +59,8 @@ std::size_t shuffle_floor(const detail::FusedPlan& p) {
   return n * static_cast<std::size_t>(p.policy.sample_tiles);
 }
 
-// The checks of one kernel file's code: both kernels (float32 and float16 I/O).
+// The checks of one kernel file's code, planned for both layouts: its four kernels (float32 and float16 I/O,
+// sample- and feature-major).
 void check_code(const std::string& target, const detail::FusedPlan& plan, const std::vector<std::byte>& code, const std::string& what) {
   const TempDir dir;
   const fs::path object = dir / (target + ".co");
@@ -67,20 +68,13 @@ void check_code(const std::string& target, const detail::FusedPlan& plan, const 
   const auto isa = disassemble(object.string());
   const auto meta = metadata(object.string());
   const Expectation want = expectation(target);
-  for (const std::string kernel : {"mlpcore_mlp_specialized", "mlpcore_mlp_specialized_f16"}) {
+  for (const std::string kernel : {"mlpcore_mlp_specialized", "mlpcore_mlp_specialized_f16", "mlpcore_mlp_specialized_fm", "mlpcore_mlp_specialized_f16_fm"}) {
     SCOPED_TRACE(what + " " + kernel);
     ASSERT_TRUE(isa.count(kernel) && meta.count(kernel)) << "kernel missing";
-    const auto& ops = isa.at(kernel);
-    const auto& m = meta.at(kernel);
-    EXPECT_EQ(count_prefix(ops, want.matrix_instruction), static_cast<std::size_t>(detail::unrolled_tiles(plan) * plan.policy.sample_tiles))
-        << "one matrix instruction per (output tile, K tile) of every layer's code, per sample tile";
-    EXPECT_EQ(count_prefix(ops, "v_permlanex16_b32"), want.shuffles ? shuffle_floor(plan) : 0u);
-    EXPECT_EQ(count_prefix(ops, "ds_"), 0u) << "LDS traffic";
-    EXPECT_EQ(m.at("private_segment_fixed_size"), "0") << "scratch: spills or per-lane arrays";
-    EXPECT_EQ(m.at("group_segment_fixed_size"), "0");
-    EXPECT_EQ(m.at("wavefront_size"), std::to_string(want.wave));
-    std::cout << what << " " << kernel << ": " << m.at("vgpr_count") << " VGPRs, " << count_prefix(ops, want.matrix_instruction)
-              << " matrix instructions\n";
+    const std::string vgprs = expect_fused_kernel_isa(want, isa.at(kernel), meta.at(kernel),
+                                                      static_cast<std::size_t>(detail::unrolled_tiles(plan) * plan.policy.sample_tiles),
+                                                      shuffle_floor(plan));
+    std::cout << what << " " << kernel << ": " << vgprs << ", " << count_prefix(isa.at(kernel), want.matrix_instruction) << " matrix instructions\n";
   }
 }
 
@@ -91,14 +85,15 @@ TEST_P(SpecializedCodeObject, MlpcoreCompileWithClangIsAtTheFloorWithoutScratch)
   const std::string target = GetParam();
   const TempDir dir;
   for (const SpecializedCase& c : shapes()) {
-    const detail::FusedPlan plan = detail::plan_fused(c.model, "hip", {family_of(target), true});
+    const detail::FusedPlan plan = detail::plan_fused(c.model, "hip", {family_of(target), true, false, {true, true}});
     ASSERT_EQ(plan.kind, detail::KernelKind::specialized) << c.name;
     const fs::path model = dir / "model.safetensors", kernels = dir / "kernels.mlpk";
     save_model(c.model, model);
     const CommandResult r =
-        run_command("MLPCORE_HIPRTC_LIBRARY=/nonexistent " + cli("compile " + model.string() + " --target " + target + " -o " + kernels.string()));
+        run_command("MLPCORE_HIPRTC_LIBRARY=/nonexistent " +
+                    cli("compile " + model.string() + " --target " + target + " --layout both -o " + kernels.string()));
     ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;
-    EXPECT_NE(r.output.find("specialized for " + plan.shape + ", compiled by "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(plan.describe() + ", compiled by "), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("clang version"), std::string::npos) << r.output;
     const detail::KernelFile k = detail::read_kernel_file(kernels);
     EXPECT_EQ(k.target, target);
@@ -116,7 +111,7 @@ TEST_P(SpecializedCodeObject, HiprtcCompilesTheSameSourceToTheFloor) {
     GTEST_SKIP() << detail::hiprtc().version() << " cannot build an empty kernel for " << target << ": " << e.what();
   }
   for (const SpecializedCase& c : shapes()) {
-    const detail::FusedPlan plan = detail::plan_fused(c.model, "hip", {family_of(target), true});
+    const detail::FusedPlan plan = detail::plan_fused(c.model, "hip", {family_of(target), true, false, {true, true}});
     const detail::KernelFile k = detail::compile_kernel_file(plan, target, detail::hiprtc());
     EXPECT_NE(k.compiler.find("hiprtc"), std::string::npos);
     check_code(target, plan, k.code, target + " hiprtc " + c.name);

@@ -1,6 +1,7 @@
 // Each model's specialized kernels, as the engine writes their source for NVRTC (and `mlpcore compile`),
 // compiled for the wave emulator and run against float64: random shapes and issue 14's table, every
-// activation, every tile family, float32 and float16 I/O, batches 1, 15, 17 and 1000.
+// activation, every tile family, float32 and float16 I/O, sample- and feature-major arrays, batches 1,
+// 15, 17 and 1000.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,21 +44,27 @@ TEST_P(SpecializedSources, CompiledTextIsWhatTheEngineWritesForTheModel) {
   }
 }
 
+// Where value `i` of a [batch, dim] array is in `layout`.
+std::size_t position(std::size_t i, std::size_t dim, std::size_t batch, Layout layout) {
+  return layout == Layout::feature_major ? (i % dim) * batch + i / dim : i;
+}
+
 template <class T>
-void check_batch(const detail::BackendNetwork& net, const Model& model, std::size_t batch, double tolerance, std::mt19937& rng,
+void check_batch(const detail::BackendNetwork& net, const Model& model, std::size_t batch, Layout layout, double tolerance, std::mt19937& rng,
                  const std::string& what, double& worst) {
   auto values = random_inputs(rng, batch * model.input_dim());
   std::vector<T> input(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[i] = to_io<T>(values[i]));  // the reference sees the input as stored
+  for (std::size_t i = 0; i < values.size(); ++i)  // the reference sees the input as stored
+    values[i] = from_io(input[position(i, model.input_dim(), batch, layout)] = to_io<T>(values[i]));
   const std::size_t n = batch * model.output_dim();
   std::vector<T> output(n + 32);
   const T poison = to_io<T>(NAN), guard = to_io<T>(12345.0f);
   std::fill(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(n), poison);
   std::fill(output.begin() + static_cast<std::ptrdiff_t>(n), output.end(), guard);
-  net.infer({input.data(), output.data(), batch, std::is_same_v<T, float> ? detail::Io::f32 : detail::Io::f16});
+  net.infer({input.data(), output.data(), batch, std::is_same_v<T, float> ? detail::Io::f32 : detail::Io::f16, layout});
   const auto ref = naive_forward(model, values, batch);
   for (std::size_t i = 0; i < n; ++i) {
-    const float y = from_io(output[i]);
+    const float y = from_io(output[position(i, model.output_dim(), batch, layout)]);
     ASSERT_FALSE(std::isnan(y)) << what << ": output " << i << " never written";
     const double err = std::fabs(y - ref[i]) / std::max(1.0, std::fabs(ref[i]));
     worst = std::max(worst, err);
@@ -82,10 +89,13 @@ TEST_P(SpecializedSources, MatchFloat64OnTheEmulator) {
     ASSERT_NE(r, nullptr) << cases[c].name;
     const auto net = r->make(model, plan, r->kernel);
     EXPECT_EQ(net->kernel(), plan.describe());
-    for (const std::size_t batch : {1, 15, 17, 1000})
-      check_batch<float>(*net, model, batch, tolerance, rng, cases[c].name + " float32 I/O batch " + std::to_string(batch), worst);
-    for (const std::size_t batch : {17, 1000})
-      check_batch<std::uint16_t>(*net, model, batch, tolerance, rng, cases[c].name + " float16 I/O batch " + std::to_string(batch), worst);
+    for (const Layout layout : {Layout::sample_major, Layout::feature_major}) {
+      const std::string in = std::string(" ") + to_string(layout) + " ";
+      for (const std::size_t batch : {1, 15, 17, 1000})
+        check_batch<float>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float32 I/O batch " + std::to_string(batch), worst);
+      for (const std::size_t batch : {17, 1000})
+        check_batch<std::uint16_t>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float16 I/O batch " + std::to_string(batch), worst);
+    }
   }
   std::cout << v.name << ": worst relative error " << worst << " (tolerance " << tolerance << ")\n";
 }

@@ -23,6 +23,15 @@ mlpcore_network* mlpcore_network_create_with_options(const char* model_path, con
  * compile`, or NULL. */
 mlpcore_network* mlpcore_network_create_with_kernels(const char* model_path, const char* backend, int quiet, int specialize,
                                                      const char* kernel_cache, const char* kernels_file, char* error, size_t error_size);
+/* mlpcore::Layout, how a call's arrays lie in memory: MLPCORE_SAMPLE_MAJOR [batch, dim] (the default),
+ * MLPCORE_FEATURE_MAJOR [dim, batch]. */
+#define MLPCORE_SAMPLE_MAJOR 0
+#define MLPCORE_FEATURE_MAJOR 1
+/* The same with NetworkOptions::layouts, the layouts the calls will use, as bits: (1 << MLPCORE_SAMPLE_MAJOR)
+ * and/or (1 << MLPCORE_FEATURE_MAJOR); mlpcore_network_create_with_kernels serves sample-major calls. */
+mlpcore_network* mlpcore_network_create_with_layouts(const char* model_path, const char* backend, int quiet, int specialize,
+                                                     const char* kernel_cache, const char* kernels_file, unsigned layouts, char* error,
+                                                     size_t error_size);
 void mlpcore_network_destroy(mlpcore_network* network);
 
 size_t mlpcore_network_input_dim(const mlpcore_network* network);
@@ -45,6 +54,13 @@ int mlpcore_network_infer_f16(const mlpcore_network* network, const uint16_t* in
                               size_t error_size);
 int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* input, uint16_t* output, size_t batch, void* stream,
                                 char* error, size_t error_size);
+
+/* Any of the above in `layout` (MLPCORE_SAMPLE_MAJOR or MLPCORE_FEATURE_MAJOR: input [input_dim, batch],
+ * output [output_dim, batch]), with float32 buffers, or float16 ones where `f16` is non-zero. */
+int mlpcore_network_infer_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
+                                 char* error, size_t error_size);
+int mlpcore_network_enqueue_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
+                                   void* stream, char* error, size_t error_size);
 
 /* Network::enqueued_out_of_range: writes 1 to *out_of_range if a call enqueued since the last check had
  * inputs or hidden activations beyond float16's range (its outputs are wrong), else 0, and clears the

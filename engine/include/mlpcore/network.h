@@ -37,6 +37,13 @@ class BackendNetwork;
 // The most threads the cpu backend takes (NetworkOptions::threads, MLPCORE_NUM_THREADS, --threads).
 inline constexpr unsigned kMaxCpuThreads = 1024;
 
+// How a call's input and output arrays lie in memory.
+enum class Layout : unsigned char {
+  sample_major,   // [batch, dim]: each sample's values together (PyTorch's [batch, features]); the default
+  feature_major,  // [dim, batch]: each feature's values together (a renderer's structure-of-arrays buffers)
+};
+const char* to_string(Layout layout) noexcept;  // "sample_major", "feature_major"
+
 // How a Network is built. The defaults are what Network(model) does.
 struct NetworkOptions {
   // A name from list_backends(), or "auto": the most preferred available backend that can run this model.
@@ -58,6 +65,14 @@ struct NetworkOptions {
   // A file written by `mlpcore compile` for this model and GPU: its kernel is loaded instead of compiled
   // (machines without a run-time compiler). Error(kernel_file) if it was built for another model or GPU.
   std::string kernels_file;
+  // The layouts the calls will use. A specialized kernel is compiled for these only (each layout adds its
+  // compile time), and a call in another layout on such a network is refused; the kernels built into the
+  // library, and the host backends, serve both.
+  struct Layouts {
+    bool sample_major = true;
+    bool feature_major = false;
+    bool operator==(const Layouts&) const = default;
+  } layouts;
 };
 
 // A model prepared on one backend. Construction copies and packs the weights; the Model can be discarded.
@@ -85,22 +100,25 @@ class Network {
   // input: [batch, input_dim] row-major float32; output: [batch, output_dim]. batch >= 1. Host memory
   // (GPU backends also accept device pointers here); returns when the output is written.
   // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans.
-  void infer(std::span<const float> input, std::span<float> output, std::size_t batch) const;
-  void infer(const float* input, float* output, std::size_t batch) const;
+  // With Layout::feature_major, input is [input_dim, batch] and output [output_dim, batch] instead (the
+  // network must serve that layout: NetworkOptions::layouts); every backend reads and writes it directly.
+  void infer(std::span<const float> input, std::span<float> output, std::size_t batch, Layout layout = Layout::sample_major) const;
+  void infer(const float* input, float* output, std::size_t batch, Layout layout = Layout::sample_major) const;
   std::vector<float> infer(std::span<const float> input) const;  // batch = input.size() / input_dim
 
   // For renderers that keep their data on the GPU: input and output are in the backend's memory (device
   // memory of a GPU backend, host memory of cpu and emu-*), and `stream` is the GPU stream to run on
   // (hipStream_t or cudaStream_t; nullptr: the default stream). A GPU backend enqueues the work and
   // returns without waiting or allocating; a host backend runs it before returning.
-  void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr) const;
+  void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr, Layout layout = Layout::sample_major) const;
 
   // The same with float16 input and output: IEEE binary16 values as their bit patterns (reinterpret a
   // CUDA/HIP __half* or a _Float16* as std::uint16_t*). The GPU kernels read and write float16 directly,
   // half the memory traffic of float32; they round inputs to float16 in either mode, so only the outputs
   // lose precision (to float16's). Host backends convert around their float32 computation.
-  void infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch) const;
-  void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr) const;
+  void infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, Layout layout = Layout::sample_major) const;
+  void enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream = nullptr,
+               Layout layout = Layout::sample_major) const;
 
   // float16 operands carry values up to 65504 (README, "What float16 operands cannot carry"). A call whose
   // inputs or hidden activations (with float16 accumulation: sums) reach it would give wrong outputs:
@@ -134,6 +152,9 @@ class Network {
 // Returns what it compiled, for whom, with which compiler, and how long that took. Throws
 // Error(invalid_argument) for an unknown backend or target, Error(device) when no compiler is found or
 // builds it, Error(io) when writing fails.
-std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path);
+// `layouts`: the I/O layouts the kernels serve (NetworkOptions::layouts; a network loading the file must
+// ask for the same).
+std::string compile_kernels(const Model& model, std::string_view backend, std::string_view target, const std::filesystem::path& path,
+                            NetworkOptions::Layouts layouts = {});
 
 }  // namespace mlpcore
