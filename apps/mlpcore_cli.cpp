@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "Run a model on inputs from a .npy or text file");
   run->add_option("model", model_path, "Model file (.safetensors)")->required();
-  run->add_option("--input,-i", input_path, "Input: .npy [batch, in] or [in]; text (one sample per line); '-' reads text from stdin")->required();
+  run->add_option("--input,-i", input_path, "Input: .npy [batch, in] or [in]; text (one sample per line); '-' reads text from stdin. With --layout "
+                  "feature_major: [in, batch] (a 1-D array, and each text line, are one feature's values)")->required();
   run->add_option("--output,-o", output_path, "Output: a .npy path, a text path, or '-' for stdout (default)");
 
   auto* verify = app.add_subcommand("verify", "Compare a backend with the float64 reference on random inputs");
@@ -197,7 +198,12 @@ int main(int argc, char** argv) {
     command->add_option("--layout", layout_name, "sample_major: arrays [batch, dim]; feature_major: [dim, batch] (the kernels read and write it directly)")
         ->check(CLI::IsMember({"sample_major", "feature_major"}))
         ->capture_default_str();
+  std::string build_layouts;
   for (auto* command : {run, verify, bench}) {
+    command->add_option("--layouts", build_layouts,
+                        "The layouts to build the network for: sample_major, feature_major or both (default: the calls' --layout; verify's "
+                        "calls are sample-major). A kernel file from `mlpcore compile --layout both` needs both")
+        ->check(CLI::IsMember({"sample_major", "feature_major", "both"}));
     command->add_option("--kernels", options.kernels_file, "Kernel file from `mlpcore compile` for this model and GPU, used instead of compiling");
     command->add_option("--kernel-cache", options.kernel_cache, "Compiled-kernel cache directory, or 'off' (default: MLPCORE_KERNEL_CACHE, else XDG_CACHE_HOME/mlpcore/kernels, else ~/.cache/mlpcore/kernels)");
     command->add_flag("--no-specialize{false}", options.specialize, "Run the kernels built into mlpcore instead of compiling one for the model");
@@ -217,7 +223,10 @@ int main(int argc, char** argv) {
     int status = kExitError;
     if (*info) status = cmd_info(model_path);
     const Layout layout = layout_name == "feature_major" ? Layout::feature_major : Layout::sample_major;
-    if (layout == Layout::feature_major) options.layouts = {false, true};
+    const std::string built = build_layouts.empty() ? layout_name : build_layouts;
+    options.layouts = {built != "feature_major", built != "sample_major"};
+    if (built != "both" && built != layout_name)
+      throw Error(ErrorCode::invalid_argument, "--layouts", "", built + " does not serve the calls' layout, " + layout_name);
     if (*run) status = cmd_run(model_path, input_path, output_path, options, layout);
     if (*verify) status = cmd_verify(model_path, options, verify_batch, seed);
     if (*bench) status = cmd_bench(model_path, options, bench_batch, repeats, warmup, layout);

@@ -157,7 +157,9 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
       for (int kt = 0; kt < Tiles; ++kt) {
         if (kt >= in_tiles) continue;
         const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch + 16 * s;
-        const auto at = [&](int f, int n) { return static_cast<float>(column0[tile_row_offset(f, b.batch, n)]); };
+        // 32-bit offsets on every GPU (16 rows of at most 2^28 samples): with 64-bit ones ptxas spilled
+        // NVIDIA's 128-wide run-time-shaped kernel (60 B at 168 registers; none at 195 with these).
+        const auto at = [&](int f, int n) { return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + static_cast<unsigned>(n)]); };
         const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
         act[kt][s] = [&] {
           if (full_tile && features >= 16) return load_b<Tile>(at);

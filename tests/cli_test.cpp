@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -66,13 +67,15 @@ TEST(Cli, RunFeatureMajorArraysMatchesTheReference) {
     for (std::size_t f = 0; f < 3; ++f) columns.values[f * 45 + n] = samples.values[n * 3 + f];
   write_npy(dir / "in.npy", columns);
   const auto ref = test::naive_forward(model, samples.values, 45);
-  for (const auto& [backend, tolerance] : {std::pair<std::string, double>{"cpu", 1e-4}, {"emu-rdna3", 1e-2}}) {
+  // (the emulated kernel's network built for both layouts, as a kernel file from `compile --layout both` needs)
+  for (const auto& [backend, tolerance] : {std::pair<std::string, double>{"cpu", 1e-4}, {"emu-rdna3 --layouts both", 1e-2}}) {
     SCOPED_TRACE(backend);
     const auto r = run_command(cli("run " + sample_model("all_activations") + " -b " + backend + " --layout feature_major -i " +
-                                   (dir / "in.npy").string() + " -o " + (dir / (backend + ".npy")).string()));
+                                   (dir / "in.npy").string() + " -o " + (dir / "out.npy").string()));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("ran 45 samples"), std::string::npos) << r.output;
-    const Matrix out = read_npy(dir / (backend + ".npy"));
+    const Matrix out = read_npy(dir / "out.npy");
+    std::filesystem::remove(dir / "out.npy");
     ASSERT_EQ(out.rows, model.output_dim());
     ASSERT_EQ(out.cols, 45u);
     for (std::size_t n = 0; n < 45; ++n)
@@ -84,6 +87,10 @@ TEST(Cli, RunFeatureMajorArraysMatchesTheReference) {
   const auto wrong = run_command(cli("run " + sample_model("heart_sdf") + " --layout feature_major -i " + (dir / "in.npy").string()));
   EXPECT_NE(wrong.exit_code, 0);
   EXPECT_NE(wrong.output.find("feature-major input has 3 rows but the model takes 2"), std::string::npos) << wrong.output;
+  const auto unserved =
+      run_command(cli("run " + sample_model("all_activations") + " --layouts sample_major --layout feature_major -i " + (dir / "in.npy").string()));
+  EXPECT_NE(unserved.exit_code, 0);
+  EXPECT_NE(unserved.output.find("--layouts: sample_major does not serve the calls' layout, feature_major"), std::string::npos) << unserved.output;
 }
 
 TEST(Cli, RunReadsTextFromStdinAndPrintsText) {

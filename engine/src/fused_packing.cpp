@@ -54,8 +54,9 @@ unsigned fused_grid(std::size_t batch) {
 }
 
 void check_fused_batch(const IoBuffers& call) {
-  if (call.batch > 0xffffffffu - 15)
-    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(call.batch) + " samples in one call; at most 2^32 - 16");
+  // The kernels count sample blocks of up to 32 samples in 32 bits: batch + 31 must not wrap.
+  if (call.batch > 0xffffffffu - 31)
+    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(call.batch) + " samples in one call; at most 2^32 - 32");
   if (call.layout == Layout::feature_major && call.batch > (std::size_t{1} << 28))
     throw Error(ErrorCode::invalid_argument, "infer", "batch",
                 std::to_string(call.batch) + " samples in one feature-major call; at most 2^28 (split the call)");

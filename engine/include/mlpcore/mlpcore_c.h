@@ -56,7 +56,8 @@ int mlpcore_network_enqueue_f16(const mlpcore_network* network, const uint16_t* 
                                 char* error, size_t error_size);
 
 /* Any of the above in `layout` (MLPCORE_SAMPLE_MAJOR or MLPCORE_FEATURE_MAJOR: input [input_dim, batch],
- * output [output_dim, batch]), with float32 buffers, or float16 ones where `f16` is non-zero. */
+ * output [output_dim, batch]; GPU backends take at most 2^28 samples per feature-major call), with float32
+ * buffers, or float16 ones where `f16` is non-zero. A layout the network was not created for is an error. */
 int mlpcore_network_infer_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
                                  char* error, size_t error_size);
 int mlpcore_network_enqueue_layout(const mlpcore_network* network, const void* input, void* output, size_t batch, int f16, int layout,
