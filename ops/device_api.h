@@ -44,11 +44,11 @@ MLPCORE_DEVICE ops::NetworkView to_network(const DeviceNetworkView& v) {
 template <class Tile, int MaxTiles, int InDim, int OutDim>
 MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, const float (&in)[InDim], float (&out)[OutDim], bool active) {
   static_assert(Tile::kWave % 16 == 0, "a wave holds whole 16-sample tiles");
-  // The wave's 16-sample tiles run through the network in passes of S, the run-time-shaped kernels' choice
-  // in the policy table: all of them at once would need, in a 128-wide layer on RDNA3 (B operands
+  // The wave's 16-sample tiles run through the network in passes of S, the policy table's choice for
+  // networks of at most MaxTiles tiles: all of them at once would need, in a 128-wide layer on RDNA3 (B operands
   // replicated across the half-waves), 256 VGPRs for one wave32's activations alone.
   constexpr int kWaveTiles = Tile::kWave / 16;
-  constexpr int S = ops::runtime_shape_policy<Tile, MaxTiles>().sample_tiles;
+  constexpr int S = ops::bounded_shape_policy<Tile, MaxTiles>().sample_tiles;
   static_assert(kWaveTiles % S == 0, "a wave holds whole passes");
   if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel("device::evaluate: InDim/OutDim are not the network's");
   // A smaller variant would skip the wider layers' tiles: launch through mlpcore::with_max_tiles(view, ...).

@@ -5,8 +5,8 @@
 // activations as B, apply the activation in registers and turn into the next layer's B (to_b_layout).
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
-// Two drivers share the layer code: mlp_forward<Tile, MaxTiles> reads every layer's shape at run time
-// (any depth, widths up to 16 * MaxTiles), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
+// Two drivers: mlp_forward<Tile, W> reads every layer's shape at run time (any depth, widths up to 16 W;
+// its layers run in phases, runtime_layer), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
 // the activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops,
 // guards and activation switches disappear; where the policy says so, its first and last layers run
 // narrower instructions when they are at most 8 wide (FusedPolicy::narrow_edges). The fixed driver is
@@ -67,6 +67,23 @@ MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind ki
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
 }
 
+// f.template operator()<Kind>() for Kind = kind: an activation read at run time as a constant, one branch
+// for all the elements it applies to.
+template <class F>
+MLPCORE_DEVICE void with_activation(ActivationKind kind, F&& f) {
+  switch (kind) {
+    case ActivationKind::none: return f.template operator()<ActivationKind::none>();
+    case ActivationKind::relu: return f.template operator()<ActivationKind::relu>();
+    case ActivationKind::leaky_relu: return f.template operator()<ActivationKind::leaky_relu>();
+    case ActivationKind::sigmoid: return f.template operator()<ActivationKind::sigmoid>();
+    case ActivationKind::tanh: return f.template operator()<ActivationKind::tanh>();
+    case ActivationKind::softplus: return f.template operator()<ActivationKind::softplus>();
+    case ActivationKind::exponential: return f.template operator()<ActivationKind::exponential>();
+    case ActivationKind::sine: return f.template operator()<ActivationKind::sine>();
+    case ActivationKind::silu: return f.template operator()<ActivationKind::silu>();
+  }
+}
+
 // float16 accumulators are float16 values too: they are checked as the matrix instructions leave them,
 // every layer's, before the activation. A sum that overflowed is infinite there, which a bounded
 // activation (sigmoid, tanh) or the ReLU of -inf would hide.
@@ -75,16 +92,14 @@ MLPCORE_DEVICE void see_float16_sums(const typename Tile::AccFrag& acc, Float16R
   if constexpr (sizeof(acc_elem_t<Tile>) == 2) range.see_packed<Tile>(acc);
 }
 
-// A hidden layer's output tile, activated, as the next layer's input, seen by the float16 range check;
-// tiles that can fold ReLU into their packing instruction do (Tile::to_b_layout_relu).
+// A hidden layer's output tile, activated already (but for a ReLU the tile folds into its packing,
+// Tile::to_b_layout_relu), as the next layer's input, seen by the float16 range check: float32 values
+// before they are packed where the family's policy says so, else as packed; after float16 sums (checked
+// before the activation, see_float16_sums) only what the activation can make larger.
 template <class Tile>
-MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
-  // The activations are checked: float32 ones before they are packed where the family's policy says so,
-  // else as packed; after float16 sums (checked before the activation, see_float16_sums) only what the
-  // activation can make larger.
+MLPCORE_DEVICE auto pack_activated(const typename Tile::AccFrag& acc, ActivationKind kind, Float16Range& range) {
   constexpr bool kFloat32 = sizeof(acc_elem_t<Tile>) == 4;
   constexpr bool kBeforePacking = kFloat32 && range_check_before_packing(Tile::kFamily);
-  see_float16_sums<Tile>(acc, range);
   const auto checked = [&](ActivationReach reach, auto pack) {
     if constexpr (kBeforePacking) range.see_floats<Tile::kAcc>(acc, reach);
     const auto b = pack();
@@ -95,8 +110,22 @@ MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kin
     if (kind == ActivationKind::relu)
       return checked(kFloat32 ? ActivationReach::above : ActivationReach::bounded, [&] { return Tile::to_b_layout_relu(acc); });
   }
-  activate_tile<Tile>(acc, kind, param);
   return checked(kFloat32 ? reach_of(kind) : reach_beyond_input(kind), [&] { return Tile::to_b_layout(acc); });
+}
+
+// Whether the tile's packing applies `kind` (pack_activated): then nothing else does.
+template <class Tile>
+MLPCORE_DEVICE bool packing_applies(ActivationKind kind) {
+  return FoldsRelu<Tile> && kind == ActivationKind::relu;
+}
+
+// A hidden layer's output tile, activated, as the next layer's input, seen by the float16 range check.
+template <class Tile>
+MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
+  see_float16_sums<Tile>(acc, range);
+  if (packing_applies<Tile>(kind)) return pack_activated<Tile>(acc, kind, range);
+  activate_tile<Tile>(acc, kind, param);
+  return pack_activated<Tile>(acc, kind, range);
 }
 
 // Which activation a layer applies: the one its descriptor names, or one compiled in.
@@ -297,6 +326,63 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
   }
 }
 
+// The accumulators of a run-time-shaped layer's out_tiles output tiles, over in_tiles K tiles (at most W
+// each), its float16 sums seen by the range check. Each weight fragment loads right before its
+// instructions (no early loads: see mlp_forward).
+template <class Tile, int W, int S>
+MLPCORE_DEVICE void runtime_layer_sums(const half_t* w, const acc_elem_t<Tile>* bias, int in_tiles, int out_tiles,
+                                       const typename Tile::BFrag (&act)[W][S], typename Tile::AccFrag (&acc)[W][S], Float16Range& range) {
+  static_for<W>([&](auto tile) {
+    constexpr int mt = decltype(tile)::value;
+    if (mt >= out_tiles) return;
+    const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < W; ++kt) {
+      if (kt > 0 && kt >= in_tiles) break;
+      const typename Tile::AFrag fragment = load_packed_a<Tile>(w, in_tiles, mt, kt);
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s) acc[mt][s] = Tile::mma(fragment, act[kt][s], kt == 0 ? bias_acc : acc[mt][s]);
+    }
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) see_float16_sums<Tile>(acc[mt][s], range);
+    schedule_barrier();
+  });
+}
+
+// One layer of a run-time-shaped kernel (mlp_forward), in three phases, each one copy for every layer: the
+// matrix instructions of its in_tiles x out_tiles tiles, then its activation, one branch per output tile
+// (with_activation), then the last layer's store or the next layer's operands. So the kernel holds each
+// activation's code once, not once per layer shape. (One branch per layer around all the tiles' code made
+// clang-19 spill the 112- and 128-wide RDNA3 kernels at 256 VGPRs.) A hidden layer of a uniform-width
+// network is W x W: its matrix instructions have a copy without run-time bounds, whose loads schedule freely.
+template <class Tile, IoLayout L, int W, int S, class Io>
+MLPCORE_DEVICE void runtime_layer(const NetworkView& net, const LayerDesc& d, bool last, typename Tile::BFrag (&act)[W][S], Io* output,
+                                  SampleBlock b, Float16Range& range) {
+  const half_t* w = net.weights + d.weight_offset;
+  const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
+  const int out_tiles = d.out_tiles;
+  typename Tile::AccFrag acc[W][S];
+  if (d.in_tiles == W && out_tiles == W)
+    runtime_layer_sums<Tile>(w, bias, W, W, act, acc, range);
+  else
+    runtime_layer_sums<Tile>(w, bias, d.in_tiles, out_tiles, act, acc, range);
+  const auto each = [&](auto f) {
+    static_for<W>([&](auto tile) {
+      constexpr int mt = decltype(tile)::value;
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s)
+        if (mt < out_tiles) f(mt, s);
+    });
+  };
+  if (last || !packing_applies<Tile>(d.activation))
+    each([&](int mt, int s) { with_activation(d.activation, [&]<ActivationKind Kind>() { activate_tile<Tile>(acc[mt][s], Kind, d.param); }); });
+  if (last) {
+    each([&](int mt, int s) { store_output<Tile, L>(acc[mt][s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch); });
+  } else if constexpr (FeedsNextLayer<Tile>) {
+    each([&](int mt, int s) { act[mt][s] = pack_activated<Tile>(acc[mt][s], d.activation, range); });
+  }
+}
+
 // Calls f(block, next) for each block of S sample tiles this wave owns (grid-stride over waves); next is
 // the first sample of the wave's following block, >= batch after its last.
 template <class Tile, int S, class F>
@@ -420,28 +506,39 @@ class InputPrefetch {
   unsigned fetched_ = kNone;  // the block whose input is in (or on its way to) stage_
 };
 
+// The device-side API's policy (ops/device_api.h): its networks' widths are at most MaxTiles tiles.
 template <class Tile, int MaxTiles>
-constexpr FusedPolicy runtime_shape_policy() {
-  return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, false});
+constexpr FusedPolicy bounded_shape_policy() {
+  return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-template <class Tile, int MaxTiles, class Io, IoLayout L = IoLayout::sample_major>
+template <class Tile, int W>
+constexpr FusedPolicy runtime_shape_policy() {
+  return tile_policy<Tile>({W, W, W, ShapeKnown::widest});
+}
+
+// The run-time-shaped kernel of networks whose widest layer is W tiles: registers and loops W tiles wide,
+// the depth a loop, each layer's shape and activation read once (runtime_layer). What a network runs
+// where no kernel was compiled in or specialized for it; the one kernel of a width serves every such
+// depth and activation, and the common uniform-width network (input -> hidden layers of W tiles ->
+// output) as fast as that layer code allows.
+template <class Tile, int W, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
-  static_assert(MaxTiles >= 1 && MaxTiles <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, MaxTiles>();
+  static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W>();
+  // Early weight loads need their fragments' count at compile time: with run-time bounds their guarded
+  // copies cost more than they hid (128 wide on an H200: 11 times the instructions of the specialized kernel).
+  static_assert(!kPolicy.prefetch_weights, "the run-time-shaped layers load each weight fragment where it is used");
   constexpr int S = kPolicy.sample_tiles;
-  InputPrefetch<Tile, Io, kPolicy, MaxTiles, L> prefetch(input, net.input_dim, batch);
+  InputPrefetch<Tile, Io, kPolicy, W, L> prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
-    typename Tile::BFrag act[MaxTiles][S];
+    typename Tile::BFrag act[W][S];
     const BlockRows<Io> in = prefetch.rows(b);
     load_input<Tile, L>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
     prefetch.fetch(next);
-    for (unsigned l = 0; l < net.num_layers; ++l) {
-      const LayerDesc d = net.layers[l];
-      dense_layer<Tile, RuntimeActivations, kPolicy.prefetch_weights, L>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, output,
-                                                                         b, range);
-    }
+    for (unsigned l = 0; l < net.num_layers; ++l)
+      runtime_layer<Tile, L>(net, net.layers[l], l + 1 == net.num_layers, act, output, b, range);
   });
   range.report(net.range_flag);
 }
@@ -482,7 +579,7 @@ constexpr int layer_run() {
 
 template <class Tile, int... Widths>
 constexpr FusedPolicy fixed_shape_policy() {
-  return tile_policy<Tile>({width_at<0, Widths...>(), widest<Widths...>(), width_at<sizeof...(Widths) - 1, Widths...>(), true});
+  return tile_policy<Tile>({width_at<0, Widths...>(), widest<Widths...>(), width_at<sizeof...(Widths) - 1, Widths...>(), ShapeKnown::exact});
 }
 
 // The activations of a compiled-in shape: ActivationsOf::at<L, Layers>() is layer L's of Layers.

@@ -9,13 +9,20 @@ namespace mlpcore::ops {
 // The matrix-core families; mirrors the arch macros of ops/arch_config.h.
 enum class TileFamily { rdna3, rdna4, cdna, nvidia };
 
+// How much of a network's shape a fused kernel has compiled in.
+enum class ShapeKnown {
+  bounds,  // none: every width at most the shape's (the device-side API's networks in users' kernels, ops/device_api.h)
+  widest,  // the widest layer's width, every other at most that, the depth at run time (run-time-shaped mlpcore_mlp_w<W>)
+  exact,   // all of it (compiled-in shapes, specialized kernels)
+};
+
 // What a fused kernel knows of its network at compile time: input, widest layer and output in tiles of
-// 16, and whether the whole shape is compiled in (else those are upper bounds).
+// 16 (upper bounds where they are not known).
 struct FusedShape {
   int input_tiles;
   int width_tiles;
   int output_tiles;
-  bool fixed;
+  ShapeKnown known;
 };
 
 // sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
@@ -48,7 +55,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       return {};
     case TileFamily::nvidia:
       // Measured on an H100 ("compiled-in": every fixed shape, specialized ones too): two sample tiles
-      // per warp, except one in the run-time-shaped kernels wider than 32 (their extra registers would
+      // per warp, except one in the device-side API's networks wider than 32 (their extra registers would
       // spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one). Compiled-in shapes wider
       // than 64 load the next output tile's weights early (32-128x4-16 +19%), keep one sample tile where
       // the input is wider than 32 or the output than 16 (two took ptxas to 255 registers and spills, as
@@ -60,10 +67,17 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       // 16-64x2-4 +6%; at 128 wide the extra code paths took 178 to 255 registers and spilled; with
       // float32 accumulators the last layer's single instruction made ptxas spill at 96 registers, and
       // the device API needs full tiles).
-      if (!shape.fixed) return {shape.width_tiles <= 2 ? 2 : 1};
+      // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
+      // their widest, without narrow edges (their edges may have any width), and with neither early weight
+      // loads nor a second sample tile above 64 wide (on an H200: early loads with run-time bounds cost
+      // 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
+      // between 8% slower and 11% faster).
+      if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
+      const bool narrow = f16_accumulation && shape.known == ShapeKnown::exact;
+      if (shape.width_tiles > 4 && shape.known == ShapeKnown::widest) return {1};
       if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true};
-      if (shape.input_tiles > 1) return {2, false, false, 0, f16_accumulation};
-      return {2, false, true, 5, f16_accumulation};
+      if (shape.input_tiles > 1) return {2, false, false, 0, narrow};
+      return {2, false, true, 5, narrow};
   }
   return {};
 }

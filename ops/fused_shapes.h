@@ -1,6 +1,6 @@
 #pragma once
 // Networks that get a kernel with their shape and activations compiled in, besides the run-time-shaped
-// mlpcore_mlp_t<N>: X(index, hidden activation, output activation, widths in tiles of 16: input,
+// mlpcore_mlp_w<W>: X(index, hidden activation, output activation, widths in tiles of 16: input,
 // hidden..., output) builds kernel mlpcore_mlp_fixed_<index>. The hip backend (and the emulated ones)
 // use it when a model's padded shape and activations match; docs/amd-kernels.md reports these kernels.
 // In order: 32-64x4-16, 32-128x4-16, 16-64x2-4, 3-64x4-1 (input, width x hidden layers, output).

@@ -25,7 +25,7 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
   const auto objects = cuda_code_objects();
   ASSERT_EQ(objects.size(), 1u) << "built with nvcc, so the fat binary is embedded";
   const std::string_view image(reinterpret_cast<const char*>(objects[0].data), objects[0].size);
-  for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3", "mlpcore_mlp_fixed_1_f16acc_f16",
+  for (const char* kernel : {"mlpcore_mlp_w1", "mlpcore_mlp_w7", "mlpcore_mlp_w8_f16_fm", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3", "mlpcore_mlp_fixed_1_f16acc_f16",
                              "mlpcore_mlp_fixed_3_f16acc"})
     EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
   for (const char* sm : {"sm_80", "sm_86", "sm_89", "sm_90"}) EXPECT_NE(image.find(sm), std::string_view::npos) << sm;

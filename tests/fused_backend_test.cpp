@@ -26,7 +26,7 @@ using test::to_io;
 // nearest (2^-11 relative), inputs and every hidden activation round toward zero (up to 2^-10, always
 // shrinking); with float32 accumulation that stays below 1e-2 relative to max(1, |r|) through up to 8
 // layers with O(1) activations (observed: below 2e-3). float16 accumulation (-f16acc, on the compiled-in
-// shapes) claims 3e-2.
+// and specialized kernels) claims 3e-2.
 // A parameter is a backend's name, and "+builtin" where the GPU backend runs only the kernels built into
 // mlpcore (NetworkOptions::specialize = false) instead of ones specialized for each model.
 constexpr std::string_view kBuiltin = "+builtin";
@@ -110,14 +110,19 @@ void check(const Model& model, const std::string& backend, std::size_t batch, st
   for (std::size_t i = offset + n; i < output.size(); ++i) ASSERT_EQ(output[i], guard) << what << ": wrote past the output";
 }
 
+// An activation of kind k, with a parameter other than the default where it has one.
+Activation activation_of(ActivationKind k) {
+  if (k == ActivationKind::leaky_relu) return Activation::make(k, 0.1f);
+  if (k == ActivationKind::softplus) return Activation::make(k, 2.0f);
+  return Activation::make(k);
+}
+
 Activation random_activation(std::mt19937& rng, bool allow_exp) {
   const auto& kinds = test::all_activation_kinds();
   ActivationKind k;
   do k = kinds[rng() % kinds.size()];
   while (k == ActivationKind::exponential && !allow_exp);
-  if (k == ActivationKind::leaky_relu) return Activation::make(k, 0.1f);
-  if (k == ActivationKind::softplus) return Activation::make(k, 2.0f);
-  return Activation::make(k);
+  return activation_of(k);
 }
 
 class FusedBackend : public ::testing::TestWithParam<std::string> {};
@@ -157,6 +162,43 @@ TEST_P(FusedBackend, WidestAndDeepestModelsMatchFloat64) {
   check(wide, GetParam(), 100, rng, "8 x 128 tanh", stats);
   const Model relu = test::random_model(rng, {3, 64, 64, 64, 64, 1}, std::vector<Activation>(5, Activation::make(ActivationKind::relu)));
   check(relu, GetParam(), 1000, rng, "3-64x4-1 relu", stats);
+}
+
+// The run-time-shaped kernels, one per width (mlpcore_mlp_w<W>, W = 1..8 tiles of 16): for each, a
+// network whose widest layers are W tiles and whose edges have any width up to that, of its own depth,
+// with a different activation in every layer (the kernel reads each layer's at run time), float32
+// and float16 I/O in both layouts, partial sample tiles. Where the backend runs the built-in kernels
+// (emulated, "+builtin"), the network is on that width's kernel.
+TEST_P(FusedBackend, RunTimeShapedKernelOfEveryWidthMatchesFloat64) {
+  std::mt19937 rng(seed(21));
+  Stats stats;
+  const auto& kinds = test::all_activation_kinds();
+  std::set<ActivationKind> hidden_kinds;
+  std::size_t next_kind = 0;
+  for (std::size_t w = 1; w <= 8; ++w) {
+    std::uniform_int_distribution<std::size_t> edge(1, 16 * w), widest(16 * w - 15, 16 * w);
+    const std::size_t layers = 2 + w % 4;
+    std::vector<std::size_t> widths = {edge(rng)};
+    for (std::size_t l = 1; l < layers; ++l) widths.push_back(widest(rng));
+    widths.push_back(edge(rng));
+    std::vector<Activation> acts;
+    for (std::size_t l = 0; l + 1 < layers; ++l) {
+      acts.push_back(activation_of(kinds[next_kind++ % kinds.size()]));  // never the same kind twice in a row
+      hidden_kinds.insert(acts.back().kind);
+    }
+    acts.push_back(activation_of(kinds[(next_kind + 3) % kinds.size()]));  // the output's: another one again
+    const Model m = test::random_model(rng, widths, acts);
+    std::string name;
+    for (std::size_t x : widths) name += (name.empty() ? "" : "-") + std::to_string(x);
+    const std::string kernel = Network(m, options_for(GetParam())).kernel();
+    if (kernel.find("specialized") == std::string::npos)
+      EXPECT_TRUE(kernel.starts_with("run-time-shaped, " + std::to_string(16 * w) + " wide")) << name << ": " << kernel;
+    const Layout first = w % 2 ? Layout::sample_major : Layout::feature_major, second = w % 2 ? Layout::feature_major : Layout::sample_major;
+    check<float>(m, GetParam(), 33, rng, "float32 " + name, stats, 0, first);
+    check<std::uint16_t>(m, GetParam(), 17, rng, "float16 " + name, stats, 0, second);
+  }
+  EXPECT_EQ(hidden_kinds.size(), kinds.size()) << "every activation in a layer that feeds another";
+  std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
 }
 
 // The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded (edges of at most 8 and
@@ -440,7 +482,18 @@ TEST_P(FusedBackend, ValuesLeavingFloat16AtRunTimeAreReported) {
   std::fill_n(input.begin() + 16 * 901, 16, 3e3f);  // 4.8e4: inside
   const auto got = run_checked<float>(net, input, false);
   const auto ref = test::naive_forward(m, input, batch);
-  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_LE(std::fabs(got[i] - ref[i]) / std::max(1.0, std::fabs(ref[i])), tolerance(GetParam())) << i;
+  // Relative to the magnitude of the terms each output sums (at least 1): sample 901's hidden values reach
+  // 4.8e4, where rounding a float16 operand moves it by up to 32, and its outputs can cancel to far less.
+  Model hidden_layers = m;
+  hidden_layers.layers.pop_back();
+  const auto hidden = test::naive_forward(hidden_layers, input, batch);
+  const Layer& last = m.layers.back();
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const std::size_t sample = i / last.out, unit = i % last.out;
+    double terms = std::fabs(last.bias[unit]);
+    for (std::size_t j = 0; j < last.in; ++j) terms += std::fabs(last.weight[unit * last.in + j] * hidden[sample * last.in + j]);
+    ASSERT_LE(std::fabs(got[i] - ref[i]) / std::max({1.0, std::fabs(ref[i]), terms}), tolerance(GetParam())) << i;
+  }
   std::fill_n(input.begin() + 16 * 901, 16, 5e3f);
   run_checked<float>(net, input, true);
   run_checked<std::uint16_t>(net, input, true);

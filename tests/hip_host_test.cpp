@@ -48,7 +48,7 @@ TEST(AmdCodeObjects, OneValidObjectPerConfiguredArchitecture) {
     ASSERT_GT(o.size, 4u);
     EXPECT_EQ(std::memcmp(o.data, "\x7f" "ELF", 4), 0);
     const std::string_view image(reinterpret_cast<const char*>(o.data), o.size);
-    for (const char* kernel : {"mlpcore_mlp_t1", "mlpcore_mlp_t8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3"})
+    for (const char* kernel : {"mlpcore_mlp_w1", "mlpcore_mlp_w7", "mlpcore_mlp_w8", "mlpcore_mlp_fixed_0", "mlpcore_mlp_fixed_3"})
       EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
     EXPECT_NE(arch_family(o.arch), Arch::unknown);
     EXPECT_EQ(select_code_object(o.arch, objects), &o);
@@ -127,9 +127,9 @@ TEST_P(FakeHip, PicksTheCodeObjectAndKernelAndLaunchesWholeWaves) {
   };
   const Case cases[] = {
       {"gfx1100:sramecc-:xnack-", Arch::gfx11, {32, 64, 64, 64, 64, 16}, "mlpcore_mlp_fixed_0", 128},
-      {"gfx1201", Arch::gfx12, {20, 30, 5}, "mlpcore_mlp_t2", 128},
+      {"gfx1201", Arch::gfx12, {20, 30, 5}, "mlpcore_mlp_w2", 128},
       {"gfx1151", Arch::gfx11, {3, 60, 64, 50, 64, 1}, "mlpcore_mlp_fixed_3", 128},
-      {"gfx90a:sramecc+:xnack-", Arch::gfx9, {3, 100, 1}, "mlpcore_mlp_t8", 256},
+      {"gfx90a:sramecc+:xnack-", Arch::gfx9, {3, 100, 1}, "mlpcore_mlp_w7", 256},
   };
   std::mt19937 rng(1);
   for (const auto& c : cases) {
@@ -184,7 +184,7 @@ TEST_P(FakeHip, EveryRuntimeFailureNamesTheCallAndTheDevice) {
       EXPECT_EQ(e.code(), ErrorCode::device) << e.what();
       const std::string what = e.what();
       if (std::string(call) == "hipModuleGetFunction")
-        EXPECT_NE(what.find("code object has no kernel mlpcore_mlp_t1"), std::string::npos) << what;
+        EXPECT_NE(what.find("code object has no kernel mlpcore_mlp_w1"), std::string::npos) << what;
       else
         EXPECT_TRUE(what.starts_with("hip device 1: " + std::string(call) + ": hip")) << what;
     }
@@ -281,7 +281,7 @@ TEST_P(FakeHip, SpecializesWithHiprtcAndCachesTheKernel) {
   {
     NetworkOptions built_in = options;
     built_in.specialize = false;
-    EXPECT_EQ(run(*create_hip_network(m, built_in, rt, probe, fake_rtc)), "mlpcore_mlp_t2");
+    EXPECT_EQ(run(*create_hip_network(m, built_in, rt, probe, fake_rtc)), "mlpcore_mlp_w2");
     EXPECT_EQ(compiles, before + 1);
   }
   {
@@ -291,8 +291,8 @@ TEST_P(FakeHip, SpecializesWithHiprtcAndCachesTheKernel) {
     const auto net = create_hip_network(m, uncached, rt, probe, fake_rtc);
     ::unsetenv("FAKE_HIPRTC_FAIL");
     EXPECT_EQ(compiles, before + 2);
-    EXPECT_EQ(net->kernel(), "run-time-shaped, up to 32 wide, for 20-30-5");
-    EXPECT_EQ(run(*net), "mlpcore_mlp_t2");
+    EXPECT_EQ(net->kernel(), "run-time-shaped, 32 wide, for 20-30-5");
+    EXPECT_EQ(run(*net), "mlpcore_mlp_w2");
   }
 }
 

@@ -146,15 +146,21 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   const FusedPlan runtime = plan_fused(other, "t", {ops::TileFamily::nvidia, false, true});
   EXPECT_EQ(runtime.kind, KernelKind::runtime_shaped);
   EXPECT_FALSE(runtime.f16_accumulation);  // the run-time-shaped kernels accumulate in float32 only
-  EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_t4");
-  EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, false, {4, 4, 4, false}));
+  EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_w4");
+  EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, false, {4, 4, 4, ops::ShapeKnown::widest}));
+  EXPECT_FALSE(runtime.policy.narrow_edges) << "its edges may have any width";
+  const FusedPlan wide = plan_fused(relu_model({3, 32, 112, 32, 1}), "t", {ops::TileFamily::rdna3});
+  EXPECT_EQ(wide.kernel_name(), "mlpcore_mlp_w7") << "a kernel per width: the widest layer's, 7 tiles";
+  EXPECT_EQ(wide.width_tiles, 7);
+  EXPECT_EQ(wide.max_tiles, 8) << "the device-side API's variant";
+  EXPECT_EQ(wide.describe(), "run-time-shaped, 112 wide, for 3-32-112-32-1");
   const FusedPlan special = plan_fused(other, "t", {ops::TileFamily::nvidia, true, true});
   EXPECT_EQ(special.kind, KernelKind::specialized);
   EXPECT_TRUE(special.f16_accumulation);
   EXPECT_EQ(special.kernel_name(), "mlpcore_mlp_specialized");
   EXPECT_EQ(special.shape, "64-64x5-4");
   EXPECT_EQ(special.widths, (std::vector<int>{4, 4, 4, 4, 4, 4, 1}));
-  EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, true, {4, 4, 1, true}));
+  EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, true, {4, 4, 1, ops::ShapeKnown::exact}));
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
 }
 

@@ -5,10 +5,11 @@
 // Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "engine/src/emu_network.h"
 #include "engine/src/fused_plan.h"
-#include "mlpcore/device_view.h"
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
 #include "ops/tile_mfma_gfx9.h"
@@ -18,6 +19,12 @@
 
 namespace mlpcore::detail {
 namespace {
+
+// f(std::integral_constant<int, W>{}) for every width of the run-time-shaped kernels, W = 1 .. 8 tiles.
+template <class F>
+void static_for_widths(F f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I + 1>{}), ...); }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
+}
 
 // The compiled-in or run-time-shaped kernel of `plan`, as the hip and cuda backends pick it.
 template <class Tile>
@@ -34,15 +41,18 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
 #undef MLPCORE_FIXED_CASE
       }
       break;
-    case KernelKind::runtime_shaped: {
-      EmulatedKernel k;
-      with_max_tiles(static_cast<std::uint32_t>(plan.max_tiles), [&](auto max_tiles) {
-        k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-          ops::mlp_forward<Tile, decltype(max_tiles)::value>(view, in, o, n, layout);
+    case KernelKind::runtime_shaped:
+      if constexpr (std::is_same_v<ops::acc_elem_t<Tile>, float>) {  // (they accumulate in float32 only)
+        EmulatedKernel k;
+        static_for_widths([&](auto width) {
+          if (decltype(width)::value == plan.width_tiles)
+            k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+              ops::mlp_forward<Tile, decltype(width)::value>(view, in, o, n, layout);
+            });
         });
-      });
-      return k;
-    }
+        return k;
+      }
+      break;
     case KernelKind::specialized: break;
   }
   throw std::logic_error("emulated backends have no kernel for this plan");

@@ -72,8 +72,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
     p.widths.push_back(tiles_of(l.out));
     p.activations.push_back(l.activation.kind);
   }
-  const int widest = *std::max_element(p.widths.begin(), p.widths.end());
-  p.max_tiles = widest <= 1 ? 1 : widest <= 2 ? 2 : widest <= 4 ? 4 : 8;
+  p.width_tiles = *std::max_element(p.widths.begin(), p.widths.end());
+  p.max_tiles = p.width_tiles <= 1 ? 1 : p.width_tiles <= 2 ? 2 : p.width_tiles <= 4 ? 4 : 8;
   p.fixed_index = compiled_in_index(p);
   p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
   if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;
@@ -81,8 +81,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
-  p.policy = p.kind == KernelKind::runtime_shaped ? ops::fused_policy(p.family, false, {p.max_tiles, p.max_tiles, p.max_tiles, false})
-                                                  : ops::fused_policy(p.family, p.f16_accumulation, {p.widths.front(), widest, p.widths.back(), true});
+  p.policy = p.kind == KernelKind::runtime_shaped
+                 ? ops::fused_policy(p.family, p.f16_accumulation, {p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest})
+                 : ops::fused_policy(p.family, p.f16_accumulation, {p.widths.front(), p.width_tiles, p.widths.back(), ops::ShapeKnown::exact});
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -99,7 +100,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";
   switch (kind) {
-    case KernelKind::runtime_shaped: return "mlpcore_mlp_t" + std::to_string(max_tiles);
+    case KernelKind::runtime_shaped: return "mlpcore_mlp_w" + std::to_string(width_tiles);
     case KernelKind::compiled_in: return "mlpcore_mlp_fixed_" + std::to_string(fixed_index) + acc;
     case KernelKind::specialized: return "mlpcore_mlp_specialized";  // its module holds this model's kernels only
   }
@@ -109,7 +110,7 @@ std::string FusedPlan::kernel_name() const {
 std::string FusedPlan::describe() const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
   switch (kind) {
-    case KernelKind::runtime_shaped: return "run-time-shaped, up to " + std::to_string(16 * max_tiles) + " wide, for " + shape;
+    case KernelKind::runtime_shaped: return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide, for " + shape;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";

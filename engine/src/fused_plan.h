@@ -13,7 +13,7 @@
 namespace mlpcore::detail {
 
 enum class KernelKind {
-  runtime_shaped,  // mlpcore_mlp_t<max_tiles>: shape read at run time
+  runtime_shaped,  // mlpcore_mlp_w<width_tiles>: shape read at run time
   compiled_in,     // mlpcore_mlp_fixed_<fixed_index>: one of ops/fused_shapes.h
   specialized,     // mlpcore_mlp_specialized: this model's own kernel, compiled for it
 };
@@ -25,7 +25,8 @@ struct FusedPlan {
   std::vector<int> widths;                   // in tiles of 16: input, then each layer's output
   std::vector<ActivationKind> activations;   // one per layer
   std::size_t input_dim = 0, output_dim = 0;
-  int max_tiles = 1;                         // the widest layer in tiles, rounded up to 1, 2, 4 or 8
+  int width_tiles = 1;                       // the widest layer in tiles
+  int max_tiles = 1;                         // the same rounded up to 1, 2, 4 or 8: the device-side API's variant
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   ops::FusedPolicy policy;                   // what the kernel runs with
   // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
@@ -37,8 +38,8 @@ struct FusedPlan {
   std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
-  // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, up to
-  // 128 wide, for 3-128x8-1", "specialized for 64-64x5-4".
+  // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
+  // wide, for 3-128x8-1", "specialized for 64-64x5-4".
   std::string describe() const;
   bool operator==(const FusedPlan&) const = default;
 };

@@ -91,7 +91,7 @@ class Network {
 
   const BackendInfo& backend() const noexcept;
   // Which kernel runs the network and where it came from: "specialized for 64-64x5-4, compiled by
-  // NVRTC 13.0 for sm_90 in 1.42 s", "... from the kernel cache in 3 ms", "run-time-shaped, up to 128 wide, for
+  // NVRTC 13.0 for sm_90 in 1.42 s", "... from the kernel cache in 3 ms", "run-time-shaped, 128 wide, for
   // 3-128x8-1".
   std::string kernel() const;
   std::size_t input_dim() const noexcept;
