@@ -3,7 +3,8 @@
 
     python3 bench/compare_libs.py --networks 3-64x4-1,16-64x2-4 old/libmlpcore_c.so new/libmlpcore_c.so
 
-For each backend and network: every library's samples/s at batch 2^22, float32 and float16 I/O, the
+For each backend and network: every library's samples/s at batch 2^22, float32 and float16 I/O (arrays
+[batch, dim], or [dim, batch] with --layout feature_major), the
 libraries alternated over --rounds rounds (so clock and thermal drift hit all alike); prints the median
 and range, and each library's largest relative error against PyTorch's float32 forward. Compare rows of
 one run only: H100s of a pool differ by several percent.
@@ -28,6 +29,7 @@ def main():
     ap.add_argument("--backends", default="cuda,cuda-f16acc")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch-log2", type=int, default=22)
+    ap.add_argument("--layout", choices=list(gb.LAYOUTS), default="sample_major")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -39,17 +41,20 @@ def main():
             model = gb.make_net(inp, width, hidden, out).to(dev).eval()
             path = os.path.join(tmp, name + ".safetensors")
             gb.export(model, path)
-            x = torch.rand(batch, inp, device=dev) * 2 - 1
-            y = torch.empty(batch, out, device=dev)
-            x16, y16 = x.half(), torch.empty(batch, out, device=dev, dtype=torch.float16)
+            # feature-major arrays are the transposes: [dim, batch], contiguous
+            shaped = (lambda a: a.t().contiguous()) if args.layout == "feature_major" else (lambda a: a)
+            samples = (lambda a: a.t()) if args.layout == "feature_major" else (lambda a: a)
+            x = shaped(torch.rand(batch, inp, device=dev) * 2 - 1)
+            y = shaped(torch.empty(batch, out, device=dev))
+            x16, y16 = x.half(), torch.empty_like(y, dtype=torch.float16)
             with torch.inference_mode():
-                ref = model(x[:100003])
-            nets = [(p, gb.Mlpcore(lib, path, backend)) for p, lib in libs]
+                ref = model(samples(x)[:100003])
+            nets = [(p, gb.Mlpcore(lib, path, backend, None, args.layout)) for p, lib in libs]
             errors, rates = {}, {p: ([], []) for p, _ in nets}
             for p, net in nets:
                 net.enqueue(x, y)
                 torch.cuda.synchronize()
-                errors[p] = ((y[:100003] - ref).abs() / ref.abs().clamp(min=1)).max().item()
+                errors[p] = ((samples(y)[:100003] - ref).abs() / ref.abs().clamp(min=1)).max().item()
             for _ in range(args.rounds):
                 for p, net in nets:
                     rates[p][0].append(batch / gb.time_ms(lambda: net.enqueue(x, y), 30) / 1e6)

@@ -1,11 +1,11 @@
 #pragma once
 // One model's specialized kernels. engine/src/specialized_source.cpp writes, per network, a source that
 // includes this header, names a SpecializedNetwork (the plan: family, accumulation, policy, activations,
-// narrow edges, I/O layouts and shape in tiles) and ends with MLPCORE_SPECIALIZED_KERNELS(that type). NVRTC, hiprtc
-// (or a compiler, for `mlpcore compile`) builds it into kernels mlpcore_mlp_specialized and
-// mlpcore_mlp_specialized_f16, and their _fm (feature-major) twins, of which those of a layout the plan
-// leaves out are a trap; the tests compile the very same text for the wave emulator, defining
-// MLPCORE_SPECIALIZED_KERNELS first.
+// narrow edges, I/O layouts and shape in tiles) and ends with MLPCORE_SPECIALIZED_KERNELS(that type): kernels
+// mlpcore_mlp_specialized and mlpcore_mlp_specialized_f16, and their _fm (feature-major) twins, of which
+// those of a layout the plan leaves out are a trap. NVRTC, hiprtc (or a compiler, for `mlpcore compile`)
+// build each kernel the plan serves as a program of its own, MLPCORE_SPECIALIZED_ONLY naming it; the tests
+// compile the very same text for the wave emulator, defining MLPCORE_SPECIALIZED_KERNELS first.
 #include "ops/fused_mlp.h"
 #include "ops/fused_policy.h"
 
@@ -44,7 +44,14 @@ MLPCORE_IF_F16ACC(template <> struct native_tile_of<true> { using type = NativeF
 
 #define MLPCORE_SPECIALIZED_RUN(Network) \
   Network::template run<typename mlpcore::ops::native_tile_of<Network::kF16Accumulation>::type>
+#define MLPCORE_SPECIALIZED_KERNEL(Network, layout, name, io) \
+  MLPCORE_FUSED_KERNEL_IN(layout, name, io, (Network::kPolicy), MLPCORE_SPECIALIZED_RUN(Network))
+#define MLPCORE_SPECIALIZED_KERNEL_OF(Network, ...) MLPCORE_SPECIALIZED_KERNEL(Network, __VA_ARGS__)  // (expands the list first)
+#ifdef MLPCORE_SPECIALIZED_ONLY  // "layout, name, I/O type": the one kernel of this program (engine/src/specialized_source.h)
+#define MLPCORE_SPECIALIZED_KERNELS(Network) MLPCORE_SPECIALIZED_KERNEL_OF(Network, MLPCORE_SPECIALIZED_ONLY)
+#else
 #define MLPCORE_SPECIALIZED_KERNELS(Network)                                                                  \
   MLPCORE_FUSED_KERNEL(mlpcore_mlp_specialized, float, Network::kPolicy, MLPCORE_SPECIALIZED_RUN(Network)) \
   MLPCORE_FUSED_KERNEL(mlpcore_mlp_specialized_f16, mlpcore::ops::half_t, Network::kPolicy, MLPCORE_SPECIALIZED_RUN(Network))
+#endif
 #endif

@@ -69,12 +69,13 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       // the device API needs full tiles).
       // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
       // their widest, without narrow edges (their edges may have any width), and with neither early weight
-      // loads nor a second sample tile above 64 wide (on an H200: early loads with run-time bounds cost
-      // 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
-      // between 8% slower and 11% faster).
+      // loads nor a second sample tile above 64 wide or at 48 (on an H200: early loads with run-time bounds
+      // cost 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
+      // between 8% slower and 11% faster; one at 48 wide: 138 registers to 82-96, 5-48x3-3 10-20% faster,
+      // at 64 wide between 10% slower and 19% faster).
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool narrow = f16_accumulation && shape.known == ShapeKnown::exact;
-      if (shape.width_tiles > 4 && shape.known == ShapeKnown::widest) return {1};
+      if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
       if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true};
       if (shape.input_tiles > 1) return {2, false, false, 0, narrow};
       return {2, false, true, 5, narrow};

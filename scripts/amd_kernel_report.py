@@ -171,13 +171,14 @@ def write_model(path, widths):
 
 
 def kernel_file_code(path):
-    """The code object in a kernel file (engine/src/kernel_file.h)."""
+    """The first code object in a kernel file (engine/src/kernel_file.h): its float32 I/O sample-major kernel's."""
     with open(path, "rb") as f:
         blob = f.read()
     at = 12  # "MLPCKERN", version
     for _ in range(4):
         (length,) = struct.unpack_from("<I", blob, at)
         at += 4 + length
+    at += 4  # the module count
     (size,) = struct.unpack_from("<Q", blob, at)
     return blob[at + 16:at + 16 + size]
 

@@ -2,6 +2,7 @@
 // refused by name, a cache that survives corrupt entries and concurrent writers, and plans decided once.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -16,8 +17,9 @@ namespace mlpcore::detail {
 namespace {
 
 KernelFile sample_file() {
-  KernelFile k{"sm_90", "00112233445566778899aabbccddeeff", "NVRTC 13.0", "specialized for 3-64x4-1", {}};
-  for (int i = 0; i < 1000; ++i) k.code.push_back(static_cast<std::byte>(i * 7));
+  KernelFile k{"sm_90", "00112233445566778899aabbccddeeff", "NVRTC 13.0", "specialized for 3-64x4-1", {{}, {}}};
+  for (int i = 0; i < 1000; ++i) k.modules[0].push_back(static_cast<std::byte>(i * 7));
+  for (int i = 0; i < 300; ++i) k.modules[1].push_back(static_cast<std::byte>(i * 5));
   return k;
 }
 
@@ -40,7 +42,7 @@ TEST(KernelFile, RoundTrips) {
   EXPECT_EQ(back.source_key, k.source_key);
   EXPECT_EQ(back.compiler, k.compiler);
   EXPECT_EQ(back.network, k.network);
-  EXPECT_EQ(back.code, k.code);
+  EXPECT_EQ(back.modules, k.modules);
 }
 
 TEST(KernelFile, MalformedFilesAreRefusedNamingTheField) {
@@ -55,10 +57,25 @@ TEST(KernelFile, MalformedFilesAreRefusedNamingTheField) {
   bad[12] = std::byte{0xff}, bad[13] = std::byte{0xff};  // the target's length: 65535 bytes
   expect_refused(bad, "target");
   expect_refused({good.begin(), good.begin() + 30}, "source_key");
-  expect_refused({good.begin(), good.end() - 1}, "code_size");
+  expect_refused({good.begin(), good.end() - 1}, "module 2 of 2: code_size");
   bad = good;
   bad.back() ^= std::byte{1};
-  expect_refused(bad, "code_checksum");
+  expect_refused(bad, "module 2 of 2: code_checksum");
+  bad = good;
+  bad.push_back(std::byte{0});
+  expect_refused(bad, "modules");
+  // The module count: after the magic, the version and the four texts (each a length and its bytes).
+  const KernelFile k = sample_file();
+  const std::size_t count_at = 8 + 4 + 4 * 4 + k.target.size() + k.source_key.size() + k.compiler.size() + k.network.size();
+  for (const std::uint32_t modules : {0u, 5u, 0xffffffffu}) {
+    bad = good;
+    std::memcpy(bad.data() + count_at, &modules, sizeof modules);
+    expect_refused(bad, "modules");
+  }
+  bad = good;
+  const std::uint64_t huge = ~std::uint64_t{0};  // the first module's size: more than the file
+  std::memcpy(bad.data() + count_at + 4, &huge, sizeof huge);
+  expect_refused(bad, "module 1 of 2: code_size");
   expect_refused({}, "magic");
 }
 
@@ -86,7 +103,7 @@ TEST(KernelCache, StoresLoadsAndRebuildsCorruptEntries) {
   EXPECT_FALSE(cache.load(k.source_key, k.target, k.compiler));
   EXPECT_EQ(cache.store(k), "");
   ASSERT_TRUE(cache.load(k.source_key, k.target, k.compiler));
-  EXPECT_EQ(cache.load(k.source_key, k.target, k.compiler)->code, k.code);
+  EXPECT_EQ(cache.load(k.source_key, k.target, k.compiler)->modules, k.modules);
   // Another compiler or target is another entry.
   EXPECT_FALSE(cache.load(k.source_key, k.target, "NVRTC 12.4"));
   EXPECT_FALSE(cache.load(k.source_key, "sm_80", k.compiler));
@@ -114,7 +131,7 @@ TEST(KernelCache, ConcurrentWritersLeaveAnIntactEntry) {
     });
   for (int j = 0; j < 100; ++j) {
     const auto loaded = cache.load(k.source_key, k.target, k.compiler);
-    if (loaded) EXPECT_EQ(loaded->code, k.code);  // a reader sees a whole entry or none
+    if (loaded) EXPECT_EQ(loaded->modules, k.modules);  // a reader sees a whole entry or none
   }
   for (auto& t : writers) t.join();
   EXPECT_TRUE(cache.load(k.source_key, k.target, k.compiler));
@@ -152,7 +169,7 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   const FusedPlan wide = plan_fused(relu_model({3, 32, 112, 32, 1}), "t", {ops::TileFamily::rdna3});
   EXPECT_EQ(wide.kernel_name(), "mlpcore_mlp_w7") << "a kernel per width: the widest layer's, 7 tiles";
   EXPECT_EQ(wide.width_tiles, 7);
-  EXPECT_EQ(wide.max_tiles, 8) << "the device-side API's variant";
+  EXPECT_EQ(wide.max_tiles(), 8) << "the device-side API's variant";
   EXPECT_EQ(wide.describe(), "run-time-shaped, 112 wide, for 3-32-112-32-1");
   const FusedPlan special = plan_fused(other, "t", {ops::TileFamily::nvidia, true, true});
   EXPECT_EQ(special.kind, KernelKind::specialized);
@@ -175,6 +192,28 @@ TEST(SpecializedSource, NamesThePlanAndKeysFollowTheText) {
   EXPECT_NE(specialized_source_key(sa), specialized_source_key(sb));
   EXPECT_EQ(specialized_source_key(sa).size(), 32u);
   EXPECT_THROW((void)specialized_source(plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia})), std::logic_error);
+}
+
+// A run-time compiler builds each kernel a plan serves as a program of its own: the same source, naming it.
+TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
+  const auto names = [](const FusedPlan& p) {
+    std::vector<std::string> out;
+    for (const SpecializedKernel& k : specialized_kernels(p)) out.push_back(k.name);
+    return out;
+  };
+  const FusedPlan sample_major = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true});
+  EXPECT_EQ(names(sample_major), (std::vector<std::string>{"mlpcore_mlp_specialized", "mlpcore_mlp_specialized_f16"}));
+  const FusedPlan feature_major = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  EXPECT_EQ(names(feature_major), (std::vector<std::string>{"mlpcore_mlp_specialized_fm", "mlpcore_mlp_specialized_f16_fm"}));
+  const FusedPlan both = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(both);
+  ASSERT_EQ(kernels.size(), 4u);
+  EXPECT_EQ(kernels[3].io, Io::f16);
+  EXPECT_EQ(kernels[3].layout, Layout::feature_major);
+  const std::string source = specialized_source(both), one = kernel_source(source, kernels[3]);
+  EXPECT_TRUE(one.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major, mlpcore_mlp_specialized_f16_fm, mlpcore::ops::half_t\n")) << one;
+  EXPECT_TRUE(one.ends_with(source));
+  EXPECT_NE(kernel_source(source, kernels[0]).find("sample_major, mlpcore_mlp_specialized, float\n"), std::string::npos);
 }
 
 }  // namespace

@@ -91,10 +91,25 @@ TEST(NvrtcCompile, CompileKernelsWritesAFileTheCudaBackendAccepts) {
   EXPECT_NE(said.find("specialized for 64-64x5-4 (float16 accumulation), compiled by NVRTC"), std::string::npos) << said;
   const KernelFile k = read_kernel_file(dir / "k.mlpck");
   EXPECT_EQ(k.target, "sm_90");
+  EXPECT_EQ(k.modules.size(), 2u) << "float32 and float16 I/O, sample-major";
   const FusedPlan plan = plan_fused(model, "cuda-f16acc", {ops::TileFamily::nvidia, true, true});
   EXPECT_NO_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(plan)), "sm_90", plan.describe()));
   const FusedPlan f32 = plan_fused(model, "cuda", {ops::TileFamily::nvidia, true, false});
   EXPECT_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(f32)), "sm_90", f32.describe()), Error);
+}
+
+// Each kernel is a program of its own, compiled on a thread of its own: a module per kernel, holding it only.
+TEST(NvrtcCompile, EachKernelIsAModuleOfItsOwn) {
+  SKIP_WITHOUT_NVRTC();
+  const FusedPlan plan = plan_fused(test::specialized_cases().front().model, "cuda", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const KernelFile k = compile_kernel_file(plan, "sm_90", nvrtc());
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  ASSERT_EQ(k.modules.size(), kernels.size());
+  for (std::size_t m = 0; m < k.modules.size(); ++m) {
+    const std::string code(reinterpret_cast<const char*>(k.modules[m].data()), k.modules[m].size());
+    for (const SpecializedKernel& kernel : kernels)  // its name in the cubin's string table
+      EXPECT_EQ(code.find(kernel.name + '\0') != std::string::npos, kernel.name == kernels[m].name) << "module " << m << ": " << kernel.name;
+  }
 }
 
 TEST(NvrtcCompile, UnknownTargetsAndBackendsAreRefused) {

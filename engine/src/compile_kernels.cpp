@@ -94,7 +94,10 @@ std::string compile_kernels(const Model& model, std::string_view backend, std::s
   write_file_atomically(path, detail::encode_kernel_file(k));
   char took[32];
   std::snprintf(took, sizeof took, "%.2f s", seconds);
-  return plan.describe() + ", compiled by " + k.compiler + " for " + k.target + " in " + took + " (" + std::to_string(k.code.size()) + " bytes)";
+  std::size_t bytes = 0;
+  for (const auto& code : k.modules) bytes += code.size();
+  return plan.describe() + ", compiled by " + k.compiler + " for " + k.target + " in " + took + " (" + std::to_string(k.modules.size()) +
+         " kernels, " + std::to_string(bytes) + " bytes)";
 }
 
 }  // namespace mlpcore

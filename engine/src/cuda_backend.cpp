@@ -23,11 +23,11 @@ constexpr unsigned kWave = ops::TileMmaSm80::kWave;
 
 class CudaNetwork final : public BackendNetwork {
  public:
-  // `packed` for the plan's tile; `image` is the module holding the plan's kernel.
-  CudaNetwork(const FusedPlan& plan, const PackedNetwork& packed, std::string name, const void* image, std::string description,
+  // `packed` for the plan's tile; `images` are the modules holding the plan's kernels.
+  CudaNetwork(const FusedPlan& plan, const PackedNetwork& packed, std::string name, const std::vector<const void*>& images, std::string description,
               const CudaDriver& driver, const CudaProbe& probe)
-      : name_(std::move(name)), description_(std::move(description)), gpu_(driver, probe.device), module_(load_module(gpu_, image)),
-        kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& kernel) {
+      : name_(std::move(name)), description_(std::move(description)), gpu_(driver, probe.device), modules_(load_modules(gpu_, images)),
+        kernels_(find_fused_kernels(gpu_, modules_, plan.kernel_name(), plan.layouts, [&](const std::string& kernel) {
           throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "module has no kernel " + kernel);
         })),
         net_(gpu_, packed), layouts_(plan.layouts) {}
@@ -56,7 +56,7 @@ class CudaNetwork final : public BackendNetwork {
  private:
   std::string name_, description_;
   CudaOnDevice gpu_;
-  DeviceModule<CudaOnDevice> module_;
+  std::vector<DeviceModule<CudaOnDevice>> modules_;
   FusedKernels kernels_;
   UploadedNetwork<CudaOnDevice> net_;
   NetworkOptions::Layouts layouts_;
@@ -98,9 +98,9 @@ std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::st
   const CudaProbe& probe = cuda_probe();
   if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend '" + name + "'", "", probe.reason);
   const KernelChoice k = choose_kernels(model, name, {ops::TileFamily::nvidia, true, f16_accumulation}, "sm_" + std::to_string(probe.arch), options, nvrtc());
-  const void* image = k.code.code.empty() ? static_cast<const void*>(probe.fatbin->data) : k.code.code.data();
+  const std::vector<const void*> images = module_images(k.code, probe.fatbin->data);
   const auto make = [&]<class Tile>() {
-    return std::make_unique<CudaNetwork>(k.plan, pack_network<Tile>(model, k.plan, name.c_str()), name, image, k.code.description, driver(), probe);
+    return std::make_unique<CudaNetwork>(k.plan, pack_network<Tile>(model, k.plan, name.c_str()), name, images, k.code.description, driver(), probe);
   };
   // The module is loaded in the constructor: `k` may go after it.
   if (k.plan.f16_accumulation) return make.template operator()<ops::TileMmaSm80F16Acc>();

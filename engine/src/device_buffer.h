@@ -35,6 +35,13 @@ DeviceModule<Runtime> load_module(const Runtime& rt, const void* image) {
   return {rt.load_module(image), ModuleUnload<Runtime>{&rt}};
 }
 
+template <class Runtime>
+std::vector<DeviceModule<Runtime>> load_modules(const Runtime& rt, const std::vector<const void*>& images) {
+  std::vector<DeviceModule<Runtime>> modules;
+  for (const void* image : images) modules.push_back(load_module(rt, image));
+  return modules;
+}
+
 template <class Runtime, class T>
 std::unique_ptr<DeviceBuffer<Runtime>> upload(const Runtime& rt, const std::vector<T>& v) {
   auto b = std::make_unique<DeviceBuffer<Runtime>>(rt, v.size() * sizeof(T));

@@ -29,7 +29,7 @@ struct PackedNetwork {
   bool f16_accumulation = false;  // packed for a float16-accumulating tile
   std::vector<ops::LayerDesc> layers;
   std::uint32_t input_dim = 0, output_dim = 0;
-  int max_tiles = 0;  // the kernel variant: 1, 2, 4 or 8 tiles of 16 per layer
+  int max_tiles = 0;  // the device-side API's kernel variant (FusedPlan::max_tiles)
 };
 
 // Refuses (Error unsupported_model, naming the layer and value) what float16 operands cannot carry: a
@@ -97,7 +97,7 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
     throw std::logic_error("pack_network: the tile is not the plan's");
   PackedNetwork p;
   p.f16_accumulation = plan.f16_accumulation;
-  p.max_tiles = plan.max_tiles;
+  p.max_tiles = plan.max_tiles();
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());

@@ -73,7 +73,6 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
     p.activations.push_back(l.activation.kind);
   }
   p.width_tiles = *std::max_element(p.widths.begin(), p.widths.end());
-  p.max_tiles = p.width_tiles <= 1 ? 1 : p.width_tiles <= 2 ? 2 : p.width_tiles <= 4 ? 4 : 8;
   p.fixed_index = compiled_in_index(p);
   p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
   if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;

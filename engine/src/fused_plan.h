@@ -26,7 +26,6 @@ struct FusedPlan {
   std::vector<ActivationKind> activations;   // one per layer
   std::size_t input_dim = 0, output_dim = 0;
   int width_tiles = 1;                       // the widest layer in tiles
-  int max_tiles = 1;                         // the same rounded up to 1, 2, 4 or 8: the device-side API's variant
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   ops::FusedPolicy policy;                   // what the kernel runs with
   // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
@@ -38,6 +37,8 @@ struct FusedPlan {
   std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
+  // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
+  int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
   // wide, for 3-128x8-1", "specialized for 64-64x5-4".
   std::string describe() const;

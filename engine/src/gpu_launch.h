@@ -41,16 +41,19 @@ struct UploadedNetwork {
 
 inline std::size_t fused_kernel_index(Io io, Layout layout) { return 2 * static_cast<std::size_t>(layout) + static_cast<std::size_t>(io); }
 
-// The fused kernel `name` and its twins; missing(name) throws for one the module does not hold.
+// The fused kernel `name` and its twins, from whichever of `modules` holds each; missing(name) throws for
+// one of the `layouts` that none holds (the others stay null: such calls are refused before they launch).
 template <class Runtime, class Missing>
-FusedKernels find_fused_kernels(const Runtime& rt, void* module, const std::string& name, Missing missing) {
+FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, const std::string& name,
+                                const NetworkOptions::Layouts& layouts, Missing missing) {
   FusedKernels kernels{};
   for (const Layout layout : {Layout::sample_major, Layout::feature_major})
     for (const Io io : {Io::f32, Io::f16}) {
       const std::string twin = name + fused_kernel_suffix(io, layout);
       void*& kernel = kernels[fused_kernel_index(io, layout)];
-      kernel = rt.function(module, twin.c_str());
-      if (!kernel) missing(twin);
+      for (const DeviceModule<Runtime>& m : modules)
+        if (!kernel) kernel = rt.function(m.get(), twin.c_str());
+      if (!kernel && serves(layouts, layout)) missing(twin);
     }
   return kernels;
 }

@@ -24,12 +24,12 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 
 class HipNetwork final : public BackendNetwork {
  public:
-  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says; `image` is the module
+  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says; `images` are the modules
   // holding the plan's kernel.
-  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const void* image, std::string description, const HipRuntime& rt,
+  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const std::vector<const void*>& images, std::string description, const HipRuntime& rt,
              const HipProbe& probe)
-      : gpu_(rt, probe.device), wave_(wave), module_(load_module(gpu_, image)),
-        kernels_(find_fused_kernels(gpu_, module_.get(), plan.kernel_name(), [&](const std::string& name) {
+      : gpu_(rt, probe.device), wave_(wave), modules_(load_modules(gpu_, images)),
+        kernels_(find_fused_kernels(gpu_, modules_, plan.kernel_name(), plan.layouts, [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
         net_(gpu_, packed), description_(std::move(description)), layouts_(plan.layouts) {}
@@ -60,7 +60,7 @@ class HipNetwork final : public BackendNetwork {
  private:
   HipOnDevice gpu_;
   unsigned wave_;
-  DeviceModule<HipOnDevice> module_;
+  std::vector<DeviceModule<HipOnDevice>> modules_;
   FusedKernels kernels_;
   UploadedNetwork<HipOnDevice> net_;
   std::string description_;
@@ -71,9 +71,9 @@ template <class Tile>
 std::unique_ptr<BackendNetwork> make_network(const Model& model, const NetworkOptions& options, const HipRuntime& rt, const HipProbe& probe,
                                              const RuntimeCompiler& compiler) {
   const KernelChoice k = choose_kernels(model, "hip", {Tile::kFamily}, probe.processor, options, compiler);
-  const void* image = k.code.code.empty() ? static_cast<const void*>(probe.object->data) : k.code.code.data();
+  const std::vector<const void*> images = module_images(k.code, probe.object->data);
   // The module is loaded in the constructor: `k` may go after it.
-  return std::make_unique<HipNetwork>(k.plan, pack_network<Tile>(model, k.plan, "hip"), Tile::kWave, image, k.code.description, rt, probe);
+  return std::make_unique<HipNetwork>(k.plan, pack_network<Tile>(model, k.plan, "hip"), Tile::kWave, images, k.code.description, rt, probe);
 }
 
 const HipRuntime& runtime() {

@@ -12,7 +12,7 @@ namespace mlpcore::detail {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'L', 'P', 'C', 'K', 'E', 'R', 'N'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kMaxText = 4096;
 
 template <class T>
@@ -43,6 +43,11 @@ class Reader {
     return s;
   }
   std::span<const std::byte> rest() const { return bytes_.subspan(at_); }
+  std::span<const std::byte> take(std::size_t n) {  // n <= rest().size()
+    const std::span<const std::byte> s = bytes_.subspan(at_, n);
+    at_ += n;
+    return s;
+  }
   [[noreturn]] void fail(const std::string& field, const std::string& problem) const { throw Error(ErrorCode::kernel_file, path_, field, problem); }
 
  private:
@@ -64,9 +69,12 @@ std::vector<std::byte> encode_kernel_file(const KernelFile& k) {
     const auto* b = reinterpret_cast<const std::byte*>(s->data());
     out.insert(out.end(), b, b + s->size());
   }
-  put(out, static_cast<std::uint64_t>(k.code.size()));
-  put(out, fnv1a64(k.code.data(), k.code.size()));
-  out.insert(out.end(), k.code.begin(), k.code.end());
+  put(out, static_cast<std::uint32_t>(k.modules.size()));
+  for (const std::vector<std::byte>& code : k.modules) {
+    put(out, static_cast<std::uint64_t>(code.size()));
+    put(out, fnv1a64(code.data(), code.size()));
+    out.insert(out.end(), code.begin(), code.end());
+  }
   return out;
 }
 
@@ -81,13 +89,20 @@ KernelFile decode_kernel_file(std::span<const std::byte> bytes, const std::strin
   k.source_key = r.text("source_key");
   k.compiler = r.text("compiler");
   k.network = r.text("network");
-  const auto size = r.get<std::uint64_t>("code_size");
-  const auto checksum = r.get<std::uint64_t>("code_checksum");
-  if (size != r.rest().size())
-    r.fail("code_size", std::to_string(size) + " bytes announced, " + std::to_string(r.rest().size()) + " follow");
-  if (size == 0) r.fail("code_size", "no code");
-  if (fnv1a64(r.rest().data(), r.rest().size()) != checksum) r.fail("code_checksum", "the code does not match its checksum (corrupt file)");
-  k.code.assign(r.rest().begin(), r.rest().end());
+  const auto modules = r.get<std::uint32_t>("modules");
+  if (modules == 0 || modules > kMaxKernelModules)
+    r.fail("modules", std::to_string(modules) + "; a file holds 1 to " + std::to_string(kMaxKernelModules));
+  for (std::uint32_t m = 0; m < modules; ++m) {
+    const std::string field = "module " + std::to_string(m + 1) + " of " + std::to_string(modules) + ": ";
+    const auto size = r.get<std::uint64_t>((field + "code_size").c_str());
+    const auto checksum = r.get<std::uint64_t>((field + "code_checksum").c_str());
+    if (size == 0) r.fail(field + "code_size", "no code");
+    if (size > r.rest().size()) r.fail(field + "code_size", std::to_string(size) + " bytes announced, " + std::to_string(r.rest().size()) + " follow");
+    const std::span<const std::byte> code = r.take(static_cast<std::size_t>(size));
+    if (fnv1a64(code.data(), code.size()) != checksum) r.fail(field + "code_checksum", "the code does not match its checksum (corrupt file)");
+    k.modules.emplace_back(code.begin(), code.end());
+  }
+  if (!r.rest().empty()) r.fail("modules", std::to_string(r.rest().size()) + " bytes follow the last module");
   return k;
 }
 

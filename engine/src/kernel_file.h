@@ -2,8 +2,10 @@
 // A compiled specialized kernel as a file: what `mlpcore compile` writes, `--kernels` loads, and the
 // kernel cache keeps. The fields say what it was built from, so a file for another network, GPU or
 // version of the kernel headers is refused by name instead of being run.
-//   "MLPCKERN" | u32 version (1) | 4 x (u32 length, text) | u64 code bytes | u64 FNV-1a of the code | code
+//   "MLPCKERN" | u32 version (2) | 4 x (u32 length, text) | u32 modules (1 to 4) |
+//   per module: u64 code bytes | u64 FNV-1a of the code | code
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -16,11 +18,13 @@ struct KernelFile {
   std::string source_key;  // specialized_source_key() of the source it was compiled from
   std::string compiler;    // "NVRTC 13.0"
   std::string network;     // what it was compiled for, for messages: "64-64x5-4 (nvidia, float32 accumulation)"
-  std::vector<std::byte> code;
+  std::vector<std::vector<std::byte>> modules;  // code objects, one per kernel (compiled each on its own)
 };
 
 // The most a kernel file may hold: real ones are well under 1 MiB.
 inline constexpr std::size_t kMaxKernelFileBytes = 64u << 20;
+// A plan has at most four kernels: float32 and float16 I/O, in two layouts.
+inline constexpr std::uint32_t kMaxKernelModules = 4;
 
 std::vector<std::byte> encode_kernel_file(const KernelFile& k);
 // Throws Error(kernel_file) naming `path` and the field that is wrong.

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 #include "engine/src/kernel_cache.h"
 #include "engine/src/specialized_source.h"
@@ -37,9 +39,32 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
 
 }  // namespace
 
+std::vector<const void*> module_images(const SpecializedCode& code, const void* built_in) {
+  if (code.modules.empty()) return {built_in};
+  std::vector<const void*> images;
+  for (const std::vector<std::byte>& m : code.modules) images.push_back(m.data());
+  return images;
+}
+
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
   const std::string source = specialized_source(plan);
-  return {target, specialized_source_key(source), compiler.version(), plan.describe(), compiler.compile_code(source, target)};
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  std::vector<std::vector<std::byte>> modules(kernels.size());
+  std::vector<std::exception_ptr> failed(kernels.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          modules[i] = compiler.compile_code(kernel_source(source, kernels[i]), target);
+        } catch (...) {
+          failed[i] = std::current_exception();
+        }
+      });
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(modules)};
 }
 
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler) {
@@ -47,15 +72,15 @@ SpecializedCode specialized_code(const FusedPlan& plan, const std::string& targe
   if (!options.kernels_file.empty()) {
     KernelFile k = read_kernel_file(options.kernels_file);
     check_kernel_file_matches(k, options.kernels_file, specialized_source_key(specialized_source(plan)), target, plan.describe());
-    return {std::move(k.code), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
+    return {std::move(k.modules), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
   }
   const KernelCache cache(options.kernel_cache);
   if (std::optional<KernelFile> cached = cache.load(specialized_source_key(specialized_source(plan)), target, compiler.version()))
-    return {std::move(cached->code), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
+    return {std::move(cached->modules), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
   KernelFile k = compile_kernel_file(plan, target, compiler);
   std::string description = plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start);
   if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
-  return {std::move(k.code), std::move(description)};
+  return {std::move(k.modules), std::move(description)};
 }
 
 KernelChoice choose_kernels(const Model& model, const std::string& backend, PlanRequest request, const std::string& target,

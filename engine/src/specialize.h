@@ -15,15 +15,19 @@
 namespace mlpcore::detail {
 
 struct SpecializedCode {
-  std::vector<std::byte> code;  // the module; empty: the built-in kernels run
-  std::string description;      // Network::kernel(): which kernel, where it came from and how long that took
+  std::vector<std::vector<std::byte>> modules;  // one per kernel; none: the built-in kernels run
+  std::string description;                      // Network::kernel(): which kernel, where it came from and how long that took
 };
+
+// The code objects a network loads: the specialized kernels' modules, else `built_in` (the library's).
+std::vector<const void*> module_images(const SpecializedCode& code, const void* built_in);
 
 // The plan's kernels for `target` ("sm_90", "gfx1100"): from options.kernels_file when given
 // (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler);
 
-// `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now.
+// `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now, each kernel on a
+// thread of its own.
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler);
 
 struct KernelChoice {

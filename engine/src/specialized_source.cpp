@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "engine/src/fused_packing.h"
 #include "engine/src/kernel_headers.h"
 #include "ops/mlp_network.h"
 
@@ -56,6 +57,19 @@ std::string specialized_source(const FusedPlan& plan) {
          "#include \"ops/fused_mlp_specialized.h\"\n"
          "namespace " + ns + " {\nusing Network = " + type + ";\n}\n" +
          "MLPCORE_SPECIALIZED_KERNELS(" + ns + "::Network)\n";
+}
+
+std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan) {
+  std::vector<SpecializedKernel> out;
+  for (const Layout layout : {Layout::sample_major, Layout::feature_major})
+    if (serves(plan.layouts, layout))
+      for (const Io io : {Io::f32, Io::f16}) out.push_back({io, layout, plan.kernel_name() + fused_kernel_suffix(io, layout)});
+  return out;
+}
+
+std::string kernel_source(const std::string& source, const SpecializedKernel& k) {
+  return std::string("#define MLPCORE_SPECIALIZED_ONLY ") + (k.layout == Layout::feature_major ? "feature_major" : "sample_major") + ", " + k.name +
+         ", " + (k.io == Io::f16 ? "mlpcore::ops::half_t" : "float") + "\n" + source;
 }
 
 std::string specialized_source_key(const std::string& source) {

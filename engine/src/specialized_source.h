@@ -1,16 +1,32 @@
 #pragma once
 // The source of a model's specialized kernels: ops/fused_mlp_specialized.h instantiated for a plan. NVRTC
-// compiles exactly this text (engine/src/nvrtc.cpp), `mlpcore compile` too, and the tests compile it for
-// the wave emulator.
+// compiles exactly this text (engine/src/nvrtc.cpp), `mlpcore compile` too, one program per kernel
+// (kernel_source), and the tests compile it for the wave emulator.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "engine/src/backend.h"
 #include "engine/src/fused_plan.h"
 
 namespace mlpcore::detail {
 
 // The plan must be KernelKind::specialized.
 std::string specialized_source(const FusedPlan& plan);
+
+// One kernel of a specialized plan.
+struct SpecializedKernel {
+  Io io;
+  Layout layout;
+  std::string name;  // plan.kernel_name() and its I/O suffix (fused_kernel_suffix)
+};
+
+// The plan's kernels: float32 and float16 I/O, in each layout it serves.
+std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan);
+
+// `source` (specialized_source) building kernel k only. A run-time compiler optimizes a program's kernels
+// one after another, about a second each, so each kernel is a program of its own and they compile at once.
+std::string kernel_source(const std::string& source, const SpecializedKernel& k);
 
 // A hash of what a specialized kernel is built from: the source and every header it includes (embedded
 // in this library, engine/src/kernel_headers.h); hex digits, equal for equal inputs.

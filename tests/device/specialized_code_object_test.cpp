@@ -60,13 +60,18 @@ std::size_t shuffle_floor(const detail::FusedPlan& p) {
 }
 
 // The checks of one kernel file's code, planned for both layouts: its four kernels (float32 and float16 I/O,
-// sample- and feature-major).
-void check_code(const std::string& target, const detail::FusedPlan& plan, const std::vector<std::byte>& code, const std::string& what) {
+// sample- and feature-major), a module each.
+void check_code(const std::string& target, const detail::FusedPlan& plan, const detail::KernelFile& k, const std::string& what) {
   const TempDir dir;
-  const fs::path object = dir / (target + ".co");
-  std::ofstream(object, std::ios::binary).write(reinterpret_cast<const char*>(code.data()), static_cast<std::streamsize>(code.size()));
-  const auto isa = disassemble(object.string());
-  const auto meta = metadata(object.string());
+  std::map<std::string, std::vector<std::string>> isa;
+  std::map<std::string, std::map<std::string, std::string>> meta;
+  EXPECT_EQ(k.modules.size(), 4u) << what;
+  for (std::size_t m = 0; m < k.modules.size(); ++m) {
+    const fs::path object = dir / (target + "_" + std::to_string(m) + ".co");
+    std::ofstream(object, std::ios::binary).write(reinterpret_cast<const char*>(k.modules[m].data()), static_cast<std::streamsize>(k.modules[m].size()));
+    isa.merge(disassemble(object.string()));
+    meta.merge(metadata(object.string()));
+  }
   const Expectation want = expectation(target);
   for (const std::string kernel : {"mlpcore_mlp_specialized", "mlpcore_mlp_specialized_f16", "mlpcore_mlp_specialized_fm", "mlpcore_mlp_specialized_f16_fm"}) {
     SCOPED_TRACE(what + " " + kernel);
@@ -97,7 +102,7 @@ TEST_P(SpecializedCodeObject, MlpcoreCompileWithClangIsAtTheFloorWithoutScratch)
     EXPECT_NE(r.output.find("clang version"), std::string::npos) << r.output;
     const detail::KernelFile k = detail::read_kernel_file(kernels);
     EXPECT_EQ(k.target, target);
-    check_code(target, plan, k.code, target + " " + c.name);
+    check_code(target, plan, k, target + " " + c.name);
   }
 }
 
@@ -114,7 +119,7 @@ TEST_P(SpecializedCodeObject, HiprtcCompilesTheSameSourceToTheFloor) {
     const detail::FusedPlan plan = detail::plan_fused(c.model, "hip", {family_of(target), true, false, {true, true}});
     const detail::KernelFile k = detail::compile_kernel_file(plan, target, detail::hiprtc());
     EXPECT_NE(k.compiler.find("hiprtc"), std::string::npos);
-    check_code(target, plan, k.code, target + " hiprtc " + c.name);
+    check_code(target, plan, k, target + " hiprtc " + c.name);
   }
 }
 

@@ -2,9 +2,11 @@
 // run-time specialization (compile, kernel cache, fallback on failure) runs without ROCm. Its "code
 // object" is an ELF magic followed by the source, which the stand-in HIP runtime loads.
 //   FAKE_HIPRTC_FAIL  set: every compile fails, with a log
-// It counts compiles and records the last one's options for the test to read.
+// It counts compiles and records the last one's options for the test to read (mlpcore compiles a
+// network's kernels on several threads at once).
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace {
@@ -12,6 +14,7 @@ namespace {
 struct Program {
   std::string source, log, code;
 };
+std::mutex mutex;
 
 }  // namespace
 
@@ -37,10 +40,13 @@ int hiprtcDestroyProgram(void** program) {
 }
 int hiprtcCompileProgram(void* program, int count, const char* const* options) {
   auto* p = static_cast<Program*>(program);
-  ++fake_hiprtc_compiles;
   std::string joined;
   for (int i = 0; i < count; ++i) joined += (i ? " " : "") + std::string(options[i]);
-  std::strncpy(fake_hiprtc_last_options, joined.c_str(), sizeof fake_hiprtc_last_options - 1);
+  {
+    const std::lock_guard lock(mutex);
+    ++fake_hiprtc_compiles;
+    std::strncpy(fake_hiprtc_last_options, joined.c_str(), sizeof fake_hiprtc_last_options - 1);
+  }
   if (std::getenv("FAKE_HIPRTC_FAIL")) {
     p->log = "mlpcore_specialized.cu:1:1: error: fake failure";
     return 6;  // HIPRTC_ERROR_COMPILATION
