@@ -48,7 +48,8 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
   // networks of at most MaxTiles tiles: all of them at once would need, in a 128-wide layer on RDNA3 (B operands
   // replicated across the half-waves), 256 VGPRs for one wave32's activations alone.
   constexpr int kWaveTiles = Tile::kWave / 16;
-  constexpr int S = ops::bounded_shape_policy<Tile, MaxTiles>().sample_tiles;
+  constexpr ops::FusedPolicy kPolicy = ops::bounded_shape_policy<Tile, MaxTiles>();
+  constexpr int S = kPolicy.sample_tiles;
   static_assert(kWaveTiles % S == 0, "a wave holds whole passes");
   if (view.input_dim != InDim || view.output_dim != OutDim) ops::abort_kernel("device::evaluate: InDim/OutDim are not the network's");
   // A smaller variant would skip the wider layers' tiles: launch through mlpcore::with_max_tiles(view, ...).
@@ -71,7 +72,7 @@ MLPCORE_DEVICE void evaluate(const DeviceNetworkView& view, float* scratch, cons
     ops::load_input<Tile>(act, net.layers[0].in_tiles, inputs + block.sample0 * InDim, InDim, block, range);
     for (unsigned l = 0; l < net.num_layers; ++l) {
       const ops::LayerDesc d = net.layers[l];
-      ops::dense_layer<Tile, ops::RuntimeActivations>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, block, range);
+      ops::dense_layer<Tile, ops::RuntimeActivations, kPolicy>(net, d, d.in_tiles, d.out_tiles, l + 1 == net.num_layers, act, act, outputs, block, range);
     }
   }
   if (range.exceeded()) *out_of_range = 1.0f;  // every lane that writes writes the same value

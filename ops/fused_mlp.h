@@ -25,8 +25,9 @@ namespace mlpcore::ops {
 
 // f(stdx::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled by construction: a compiler that declines
 // to unroll a large loop over register arrays (NVRTC did, for a layer's output tiles with costly
-// activations) puts the arrays in local memory. Only for such loops: each call is a function for the
-// compiler to inline (NVRTC took twice as long with the K loop written this way too).
+// activations) puts the arrays in local memory. Only for such loops: each call is a function the
+// compiler optimizes before it inlines it (NVRTC took twice as long with a layer's output tiles written
+// this way, FusedPolicy::compiler_unrolls_tiles).
 template <int N, class F>
 MLPCORE_DEVICE void static_for(F&& f) {
   [&]<int... I>(stdx::integer_sequence<int, I...>) { (f(stdx::integral_constant<int, I>{}), ...); }(stdx::make_integer_sequence<int, N>{});
@@ -262,15 +263,16 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
 }
 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
-// unrolled counters). A hidden layer leaves its output in `out` (which may be `act`), seen by `range`;
-// the last layer stores it.
-template <class Tile, class Activations, bool Prefetch = false, IoLayout L = IoLayout::sample_major, int InTiles, int Tiles, int S, class OutFrag,
+// unrolled counters), as kPolicy says (prefetch_weights, compiler_unrolls_tiles). A hidden layer leaves
+// its output in `out` (which may be `act`), seen by `range`; the last layer stores it.
+template <class Tile, class Activations, FusedPolicy kPolicy, IoLayout L = IoLayout::sample_major, int InTiles, int Tiles, int S, class OutFrag,
           class Io>
 MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int in_tiles, int out_tiles, bool last,
                                 const typename Tile::BFrag (&act)[InTiles][S], OutFrag (&out)[Tiles][S], Io* output, SampleBlock b,
                                 Float16Range& range) {
   const half_t* w = net.weights + d.weight_offset;
   const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
+  constexpr bool Prefetch = kPolicy.prefetch_weights;
   OutFrag next[Tiles][S];
   // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
   // (their L1 latency is what such a kernel otherwise waits on).
@@ -281,8 +283,8 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       if (kt < in_tiles) into[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
   };
   if constexpr (Prefetch) load_weights(0, weights);
-  static_for<Tiles>([&](auto tile) {
-    constexpr int mt = decltype(tile)::value;
+  const auto output_tile = [&](auto tile) {  // tile: an int, or static_for's integral_constant
+    const int mt = tile;
     if (mt >= out_tiles) return;
     if constexpr (Prefetch) {
       if (mt + 1 < out_tiles) load_weights(mt + 1, upcoming);
@@ -315,7 +317,13 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
-  });
+  };
+  if constexpr (kPolicy.compiler_unrolls_tiles) {
+    MLPCORE_UNROLL
+    for (int mt = 0; mt < Tiles; ++mt) output_tile(mt);
+  } else {
+    static_for<Tiles>(output_tile);
+  }
   if constexpr (FeedsNextLayer<Tile>) {
     if (last) return;
     MLPCORE_UNROLL
@@ -635,7 +643,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
       } else if constexpr (kRun > 1) {
         MLPCORE_NO_UNROLL
         for (int l = L; l < L + kRun; ++l)
-          dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights, Layout>(
+          dense_layer<Tile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy, Layout>(
               net, net.layers[l], width_at<L, Widths...>(), width_at<L + 1, Widths...>(), false, act, act, output, b, range);
       } else {
         const LayerDesc& d = net.layers[L];
@@ -647,7 +655,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
         };
         with_tile([&]<class LayerTile>() {
           const auto run = [&](const auto& in) {
-            dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy.prefetch_weights, Layout>(
+            dense_layer<LayerTile, FixedActivation<ActivationsOf::template at<L, kLayers>()>, kPolicy, Layout>(
                 net, d, width_at<L, Widths...>(), width_at<L + 1, Widths...>(), kLast, in, act, output, b, range);
           };
           if constexpr (kFirst) {

@@ -34,7 +34,9 @@ struct FusedShape {
 // layer of at most 8 features and a last layer of at most 8 units on the tile's narrow instructions
 // (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k and ::n); with
 // loop_layers a fixed-shape kernel runs each run of identical hidden layers as a loop at run time (one
-// layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute).
+// layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute);
+// with compiler_unrolls_tiles a fixed-shape layer's output tiles are a loop for the compiler to unroll,
+// else they are unrolled by construction (ops/fused_mlp.h, dense_layer).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;
@@ -43,6 +45,7 @@ struct FusedPolicy {
   int min_blocks = 0;
   bool narrow_edges = false;
   bool loop_layers = false;
+  bool compiler_unrolls_tiles = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -73,12 +76,23 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       // cost 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
       // between 8% slower and 11% faster; one at 48 wide: 138 registers to 82-96, 5-48x3-3 10-20% faster,
       // at 64 wide between 10% slower and 19% faster).
+      // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
+      // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
+      // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
+      // machine twelve networks' kernels built in 0.57-2.34 s instead of 0.73-3.92 s, and ran as fast up
+      // to 64 wide; above, the order of early weight loads moved: 3-128x8-1 4-7% faster, 32-128x4-16 with
+      // float32 accumulation and I/O 5% slower).
+      // A compiler may decline to unroll: NVRTC 13 did for 128-wide layers with early weight loads while
+      // the loop's body held the tile's code rather than calling it. A kernel whose arrays a compiler left
+      // in local memory is compiled again with the tiles unrolled by construction (engine/src/specialize.cpp,
+      // compile_kernel). The device-side API's networks stay unrolled by construction: users' own compilers
+      // build those, and nvcc's code for them changed with the loop.
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
-      const bool narrow = f16_accumulation && shape.known == ShapeKnown::exact;
+      const bool exact = shape.known == ShapeKnown::exact, narrow = f16_accumulation && exact;
       if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
-      if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true};
-      if (shape.input_tiles > 1) return {2, false, false, 0, narrow};
-      return {2, false, true, 5, narrow};
+      if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true, exact};
+      if (shape.input_tiles > 1) return {2, false, false, 0, narrow, false, exact};
+      return {2, false, true, 5, narrow, false, exact};
   }
   return {};
 }

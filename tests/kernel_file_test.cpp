@@ -4,11 +4,13 @@
 
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "engine/src/fused_plan.h"
 #include "engine/src/kernel_cache.h"
 #include "engine/src/kernel_file.h"
+#include "engine/src/specialize.h"
 #include "engine/src/specialized_source.h"
 #include "mlpcore/error.h"
 #include "tests/test_util.h"
@@ -214,6 +216,53 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
   EXPECT_TRUE(one.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major, mlpcore_mlp_specialized_f16_fm, mlpcore::ops::half_t\n")) << one;
   EXPECT_TRUE(one.ends_with(source));
   EXPECT_NE(kernel_source(source, kernels[0]).find("sample_major, mlpcore_mlp_specialized, float\n"), std::string::npos);
+}
+
+// A compiler that says it left arrays in local memory whenever it was to unroll output tiles itself
+// (a source whose policy has compiler_unrolls_tiles: its last field); the code it returns is the source.
+class DeclinesToUnroll final : public KernelCompiler {
+ public:
+  std::string version() const override { return "declines to unroll"; }
+  CompiledCode compile_code(const std::string& source, const std::string&) const override {
+    const std::lock_guard lock(mutex_);
+    sources_.push_back(source);
+    const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
+    return {{bytes, bytes + source.size()}, source.find(", true},\n") != std::string::npos, {}, {}};
+  }
+  std::vector<std::string> sources() const {
+    const std::lock_guard lock(mutex_);
+    return sources_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::vector<std::string> sources_;
+};
+
+// Where the compiler left the output tiles it was to unroll in a loop, their arrays in local memory, each
+// kernel is compiled again with them unrolled by construction; a plan that unrolls them by construction
+// (AMD's) is compiled once, as is code without local arrays. The key stays the plan's source's.
+TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruction) {
+  const FusedPlan nvidia = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true});
+  ASSERT_TRUE(nvidia.policy.compiler_unrolls_tiles);
+  FusedPlan unrolled = nvidia;
+  unrolled.policy.compiler_unrolls_tiles = false;
+  const DeclinesToUnroll compiler;
+  const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
+  ASSERT_EQ(k.modules.size(), kernels.size());
+  EXPECT_EQ(compiler.sources().size(), 2 * kernels.size()) << "each kernel compiled twice";
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const std::string code(reinterpret_cast<const char*>(k.modules[i].data()), k.modules[i].size());
+    EXPECT_EQ(code, kernel_source(specialized_source(unrolled), kernels[i])) << kernels[i].name;
+  }
+  EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(nvidia)));
+
+  const FusedPlan rdna3 = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true});
+  EXPECT_FALSE(rdna3.policy.compiler_unrolls_tiles);
+  const DeclinesToUnroll amd;
+  (void)compile_kernel_file(rdna3, "gfx1100", amd);
+  EXPECT_EQ(amd.sources().size(), specialized_kernels(rdna3).size()) << "each kernel compiled once";
 }
 
 }  // namespace

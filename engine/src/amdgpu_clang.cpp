@@ -152,7 +152,7 @@ std::string AmdgpuClang::version() const {
   return identity().version + " (" + path_.string() + (how.empty() ? "" : "," + how) + ")";
 }
 
-std::vector<std::byte> AmdgpuClang::compile_code(const std::string& source, const std::string& target) const {
+CompiledCode AmdgpuClang::compile_code(const std::string& source, const std::string& target) const {
   const std::string where = "clang (" + target + ")";
   if (!found()) throw Error(ErrorCode::device, where, "", "no clang with the AMDGPU target found (tried " + not_found_ + ")");
   const TemporaryFolder folder;
@@ -161,7 +161,7 @@ std::vector<std::byte> AmdgpuClang::compile_code(const std::string& source, cons
   write_text(src, source);
   const Ran r = run(compile_command(path_, target, identity().flags, folder.path(), src, out), folder.path() / "log.txt");
   if (r.status != 0) throw Error(ErrorCode::device, where, "", path_.string() + " failed (exit " + std::to_string(r.status) + "):\n" + r.output);
-  return read_file(out, 256u << 20);
+  return {read_file(out, 256u << 20), false, {}, r.output};
 }
 
 }  // namespace mlpcore::detail

@@ -11,10 +11,11 @@ const Hiprtc& hiprtc() {
   return *compiler;
 }
 
-std::vector<std::byte> Hiprtc::compile_code(const std::string& source, const std::string& target) const {
+CompiledCode Hiprtc::compile_code(const std::string& source, const std::string& target) const {
   const std::string arch_option = "--offload-arch=" + target;
   const char* options[] = {arch_option.c_str(), "-std=c++20", "-O3"};
-  return compile(source, "hiprtc (" + target + ")", options).code;
+  Output out = compile(source, "hiprtc (" + target + ")", options);
+  return {std::move(out.code), false, {}, std::move(out.log)};
 }
 
 }  // namespace mlpcore::detail

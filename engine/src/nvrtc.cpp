@@ -11,22 +11,24 @@ Nvrtc::Nvrtc(const char* library)
   lib_.bind(get_ptx_, "nvrtcGetPTX");
 }
 
-Nvrtc::Output Nvrtc::compile(const std::string& source, int arch) const {
-  const std::string arch_option = "-arch=sm_" + std::to_string(arch);
-  // -default-device: constexpr helpers without __device__ (the tiles' geometry) are callable in kernels,
-  // as nvcc's --expt-relaxed-constexpr allows; ptxas -v reports registers and spills in the log.
+CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target) const {
+  // "sm_90", checked by the caller (nvidia_target). -default-device: constexpr helpers without __device__
+  // (the tiles' geometry) are callable in kernels, as nvcc's --expt-relaxed-constexpr allows; ptxas -v
+  // reports registers and spills in the log.
+  const std::string arch_option = "-arch=" + target;
   const char* options[] = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
-  Output out;
-  RuntimeCompiler::Output compiled = RuntimeCompiler::compile(source, "NVRTC (sm_" + std::to_string(arch) + ")", options, [&](void* program) {
+  CompiledCode out;
+  RuntimeCompiler::Output compiled = RuntimeCompiler::compile(source, "NVRTC (" + target + ")", options, [&](void* program) {
     std::size_t size = 0;
     if (get_ptx_size_(program, &size) == 0 && size > 1) {
-      out.ptx.resize(size);
-      get_ptx_(program, out.ptx.data());
-      out.ptx.resize(size - 1);
+      out.assembly.resize(size);
+      get_ptx_(program, out.assembly.data());
+      out.assembly.resize(size - 1);
     }
   });
-  out.cubin = std::move(compiled.code);
+  out.code = std::move(compiled.code);
   out.log = std::move(compiled.log);
+  out.local_arrays = out.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
   return out;
 }
 
@@ -35,12 +37,6 @@ const Nvrtc& nvrtc() {
   // would orphan, and a process that compiled once may compile again until it ends.
   static const Nvrtc* const compiler = new Nvrtc;
   return *compiler;
-}
-
-std::vector<std::byte> Nvrtc::compile_code(const std::string& source, const std::string& target) const {
-  int arch = 0;
-  for (const char c : target.substr(3)) arch = 10 * arch + (c - '0');  // "sm_90", checked by the caller (nvidia_target)
-  return compile(source, arch).cubin;
 }
 
 }  // namespace mlpcore::detail

@@ -13,15 +13,8 @@ class Nvrtc final : public RuntimeCompiler {
   // toolkit's in /usr/local/cuda).
   explicit Nvrtc(const char* library = nullptr);
 
-  struct Output {
-    std::vector<std::byte> cubin;
-    std::string ptx;
-    std::string log;  // ptxas's report per kernel: registers, stack frame, spill stores and loads
-  };
-  // `source` compiled for sm_<arch> (major * 10 + minor). Throws Error(device) with the log when it fails.
-  Output compile(const std::string& source, int arch) const;
-  // target: "sm_90"
-  std::vector<std::byte> compile_code(const std::string& source, const std::string& target) const override;
+  // target: "sm_90"; the cubin, with its PTX and ptxas's report per kernel.
+  CompiledCode compile_code(const std::string& source, const std::string& target) const override;
 
  private:
   int (*get_ptx_size_)(void*, std::size_t*) = nullptr;

@@ -13,14 +13,22 @@
 
 namespace mlpcore::detail {
 
+// One kernel's loadable code object, and what its compiler says of it.
+struct CompiledCode {
+  std::vector<std::byte> code;
+  bool local_arrays = false;  // arrays left in local memory, where the compiler tells (NVRTC: its PTX declares .local)
+  std::string assembly;       // what the code was assembled from, where the compiler gives it (NVRTC: PTX)
+  std::string log;            // the compiler's messages (NVRTC: ptxas's registers, stack frame and spills)
+};
+
 // NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).
 class KernelCompiler {
  public:
   virtual ~KernelCompiler() = default;
   virtual std::string version() const = 0;  // "NVRTC 13.0": part of the kernel cache's key
-  // `source` compiled for `target` ("sm_90", "gfx1100") into a loadable code object. Throws Error(device)
-  // with the compiler's log when it fails.
-  virtual std::vector<std::byte> compile_code(const std::string& source, const std::string& target) const = 0;
+  // `source` compiled for `target` ("sm_90", "gfx1100"). Throws Error(device) with the compiler's log
+  // when it fails.
+  virtual CompiledCode compile_code(const std::string& source, const std::string& target) const = 0;
 };
 
 // The names that tell one NVRTC-shaped library from another.

@@ -46,8 +46,15 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
   return images;
 }
 
+CompiledCode compile_kernel(const FusedPlan& plan, const SpecializedKernel& kernel, const std::string& target, const KernelCompiler& compiler) {
+  CompiledCode c = compiler.compile_code(kernel_source(specialized_source(plan), kernel), target);
+  if (!c.local_arrays || !plan.policy.compiler_unrolls_tiles) return c;
+  FusedPlan unrolled = plan;
+  unrolled.policy.compiler_unrolls_tiles = false;
+  return compiler.compile_code(kernel_source(specialized_source(unrolled), kernel), target);
+}
+
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
-  const std::string source = specialized_source(plan);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   std::vector<std::vector<std::byte>> modules(kernels.size());
   std::vector<std::exception_ptr> failed(kernels.size());
@@ -56,7 +63,7 @@ KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target,
     for (std::size_t i = 0; i < kernels.size(); ++i)
       threads.emplace_back([&, i] {
         try {
-          modules[i] = compiler.compile_code(kernel_source(source, kernels[i]), target);
+          modules[i] = compile_kernel(plan, kernels[i], target, compiler).code;
         } catch (...) {
           failed[i] = std::current_exception();
         }
@@ -64,7 +71,7 @@ KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target,
   }
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(modules)};
+  return {target, specialized_source_key(specialized_source(plan)), compiler.version(), plan.describe(), std::move(modules)};
 }
 
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler) {

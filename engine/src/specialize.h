@@ -9,6 +9,7 @@
 #include "engine/src/fused_plan.h"
 #include "engine/src/kernel_file.h"
 #include "engine/src/runtime_compiler.h"
+#include "engine/src/specialized_source.h"
 #include "mlpcore/model.h"
 #include "mlpcore/network.h"
 
@@ -26,8 +27,14 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
 // (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler);
 
+// One of the plan's kernels compiled for `target`. Where the compiler left the output tiles it was to
+// unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their arrays in local memory, the kernel is
+// compiled again with them unrolled by construction (which takes NVRTC about twice as long). The cache
+// key stays the plan's source's.
+CompiledCode compile_kernel(const FusedPlan& plan, const SpecializedKernel& kernel, const std::string& target, const KernelCompiler& compiler);
+
 // `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now, each kernel on a
-// thread of its own.
+// thread of its own (compile_kernel).
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler);
 
 struct KernelChoice {
