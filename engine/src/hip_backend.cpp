@@ -25,7 +25,7 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 class HipNetwork final : public BackendNetwork {
  public:
   // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says; `images` are the modules
-  // holding the plan's kernel.
+  // holding the plan's kernels.
   HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, unsigned wave, const std::vector<const void*>& images, std::string description, const HipRuntime& rt,
              const HipProbe& probe)
       : gpu_(rt, probe.device), wave_(wave), modules_(load_modules(gpu_, images)),
