@@ -8,6 +8,9 @@ if(NOT MLPCORE_NVCC)
 endif()
 message(STATUS "mlpcore: CUDA fat binary for sm_${MLPCORE_CUDA_ARCHS} with ${MLPCORE_NVCC}")
 
+# What nvcc compiles the kernel source with, for the fat binary and for the PTX the tests read.
+set(MLPCORE_NVCC_FLAGS -x cu -std=c++20 -O3 --expt-relaxed-constexpr -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include)
+
 function(mlpcore_embed_cuda_fatbin source generated)
   get_filename_component(name ${source} NAME_WE)
   set(fatbin ${CMAKE_CURRENT_BINARY_DIR}/${name}.fatbin)
@@ -19,8 +22,7 @@ function(mlpcore_embed_cuda_fatbin source generated)
   list(APPEND gencode -gencode arch=compute_${newest},code=compute_${newest})
   add_custom_command(
     OUTPUT ${fatbin}
-    COMMAND ${MLPCORE_NVCC} -x cu -std=c++20 -O3 --expt-relaxed-constexpr -fatbin ${gencode} -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include
-            -MD -MF ${fatbin}.d -o ${fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/${source}
+    COMMAND ${MLPCORE_NVCC} ${MLPCORE_NVCC_FLAGS} -fatbin ${gencode} -MD -MF ${fatbin}.d -o ${fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/${source}
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source}
     DEPFILE ${fatbin}.d
     COMMENT "CUDA sm_${MLPCORE_CUDA_ARCHS}: ${source}"
@@ -33,4 +35,18 @@ function(mlpcore_embed_cuda_fatbin source generated)
     COMMENT "Embedding the CUDA fat binary"
     VERBATIM)
   set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS ${fatbin})
+endfunction()
+
+# The PTX that the fat binary holds for its newest architecture, written again for the tests to read
+# (tests/cuda_host_test.cpp, CudaFatbin): nvcc builds these kernels, so no compile_kernel recompiles one
+# whose arrays it left in local memory.
+function(mlpcore_cuda_ptx source ptx)
+  list(GET MLPCORE_CUDA_ARCHS -1 newest)
+  add_custom_command(
+    OUTPUT ${ptx}
+    COMMAND ${MLPCORE_NVCC} ${MLPCORE_NVCC_FLAGS} -ptx -arch=compute_${newest} -MD -MF ${ptx}.d -o ${ptx} ${source}
+    DEPENDS ${source}
+    DEPFILE ${ptx}.d
+    COMMENT "CUDA compute_${newest} PTX: ${source}"
+    VERBATIM)
 endfunction()

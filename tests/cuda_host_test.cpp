@@ -3,6 +3,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -11,6 +15,7 @@
 #include "engine/src/device_buffer.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
+#include "ops/fused_shapes.h"
 #include "ops/half_bits.h"
 #include "mlpcore/network.h"
 #include "tests/test_util.h"
@@ -29,6 +34,44 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
                              "mlpcore_mlp_fixed_3_f16acc"})
     EXPECT_NE(image.find(kernel), std::string_view::npos) << kernel;
   for (const char* sm : {"sm_80", "sm_86", "sm_89", "sm_90"}) EXPECT_NE(image.find(sm), std::string_view::npos) << sm;
+}
+
+// The kernels nvcc built, read in the PTX the fat binary holds for its newest architecture: each one
+// expected is there, runs matrix instructions, and keeps no array in local memory, as NvrtcCompile checks
+// the specialized kernels. The compiled-in shapes leave unrolling their output tiles to the compiler
+// (FusedPolicy::compiler_unrolls_tiles); one that declined would leave their arrays in local memory, and
+// nothing recompiles a kernel built with the library.
+TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
+#ifdef MLPCORE_NO_CUDA_BUILD
+  GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
+#else
+  std::set<std::string> expected;
+  const auto add = [&](const std::string& name, std::initializer_list<const char*> accumulations) {
+    for (const char* acc : accumulations)
+      for (const char* io : {"", "_f16"})
+        for (const char* layout : {"", "_fm"}) expected.insert(name + acc + io + layout);
+  };
+  for (int w = 1; w <= 8; ++w) add("mlpcore_mlp_w" + std::to_string(w), {""});  // ops/fused_mlp_kernels.gpu.cpp
+#define MLPCORE_EXPECT_FIXED(index, ...) add("mlpcore_mlp_fixed_" #index, {"", "_f16acc"});
+  MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
+#undef MLPCORE_EXPECT_FIXED
+
+  std::ifstream file(MLPCORE_CUDA_PTX);
+  ASSERT_TRUE(file) << MLPCORE_CUDA_PTX;
+  const std::string ptx((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::set<std::string> found;
+  const std::string entry = ".entry ";
+  for (std::size_t at = ptx.find(entry); at != std::string::npos;) {
+    const std::size_t next = ptx.find(entry, at + entry.size());
+    const std::string body = ptx.substr(at, next - at);
+    const std::string name = body.substr(entry.size(), body.find_first_of("( \n", entry.size()) - entry.size());
+    found.insert(name);
+    EXPECT_NE(body.find("mma.sync.aligned"), std::string::npos) << name;
+    EXPECT_EQ(body.find(".local"), std::string::npos) << name << ": an array in local memory";
+    at = next;
+  }
+  EXPECT_EQ(found, expected);
+#endif
 }
 
 TEST(CudaProbe, SaysWhyItCannotRun) {

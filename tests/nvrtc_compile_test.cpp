@@ -57,10 +57,11 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
         std::cout << c.name << ": " << plan.describe() << "\n";
         continue;
       }
+      const std::string source = specialized_source(plan);
       const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
       ASSERT_EQ(kernels.size(), 4u) << "float32 and float16 I/O, both layouts";
       for (const SpecializedKernel& k : kernels) {  // as the cuda backend and `mlpcore compile` build them
-        const CompiledCode out = compile_kernel(plan, k, "sm_90", nvrtc());
+        const CompiledCode out = compile_kernel(plan, source, k, "sm_90", nvrtc());
         const std::string what = c.name + (f16acc ? " f16acc " : " ") + k.name;
         EXPECT_FALSE(out.code.empty()) << what;
         EXPECT_EQ(count(out.assembly, "mma.sync.aligned"), mma_floor(plan)) << what;

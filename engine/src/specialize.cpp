@@ -37,6 +37,27 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
   std::call_once(once, say);
 }
 
+// The kernel file of the plan's kernels (compile_kernel_file), its source built already.
+KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, const std::string& target, const KernelCompiler& compiler) {
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  std::vector<std::vector<std::byte>> modules(kernels.size());
+  std::vector<std::exception_ptr> failed(kernels.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          modules[i] = compile_kernel(plan, source, kernels[i], target, compiler).code;
+        } catch (...) {
+          failed[i] = std::current_exception();
+        }
+      });
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(modules)};
+}
+
 }  // namespace
 
 std::vector<const void*> module_images(const SpecializedCode& code, const void* built_in) {
@@ -46,8 +67,9 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
   return images;
 }
 
-CompiledCode compile_kernel(const FusedPlan& plan, const SpecializedKernel& kernel, const std::string& target, const KernelCompiler& compiler) {
-  CompiledCode c = compiler.compile_code(kernel_source(specialized_source(plan), kernel), target);
+CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
+                            const KernelCompiler& compiler) {
+  CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
   if (!c.local_arrays || !plan.policy.compiler_unrolls_tiles) return c;
   FusedPlan unrolled = plan;
   unrolled.policy.compiler_unrolls_tiles = false;
@@ -55,36 +77,21 @@ CompiledCode compile_kernel(const FusedPlan& plan, const SpecializedKernel& kern
 }
 
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
-  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-  std::vector<std::vector<std::byte>> modules(kernels.size());
-  std::vector<std::exception_ptr> failed(kernels.size());
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t i = 0; i < kernels.size(); ++i)
-      threads.emplace_back([&, i] {
-        try {
-          modules[i] = compile_kernel(plan, kernels[i], target, compiler).code;
-        } catch (...) {
-          failed[i] = std::current_exception();
-        }
-      });
-  }
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
-  return {target, specialized_source_key(specialized_source(plan)), compiler.version(), plan.describe(), std::move(modules)};
+  return compile_kernels(plan, specialized_source(plan), target, compiler);
 }
 
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler) {
   const auto start = Clock::now();
+  const std::string source = specialized_source(plan), key = specialized_source_key(source);
   if (!options.kernels_file.empty()) {
     KernelFile k = read_kernel_file(options.kernels_file);
-    check_kernel_file_matches(k, options.kernels_file, specialized_source_key(specialized_source(plan)), target, plan.describe());
+    check_kernel_file_matches(k, options.kernels_file, key, target, plan.describe());
     return {std::move(k.modules), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
   }
   const KernelCache cache(options.kernel_cache);
-  if (std::optional<KernelFile> cached = cache.load(specialized_source_key(specialized_source(plan)), target, compiler.version()))
+  if (std::optional<KernelFile> cached = cache.load(key, target, compiler.version()))
     return {std::move(cached->modules), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
-  KernelFile k = compile_kernel_file(plan, target, compiler);
+  KernelFile k = compile_kernels(plan, source, target, compiler);
   std::string description = plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start);
   if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
   return {std::move(k.modules), std::move(description)};

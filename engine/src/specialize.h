@@ -27,11 +27,13 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
 // (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler);
 
-// One of the plan's kernels compiled for `target`. Where the compiler left the output tiles it was to
-// unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their arrays in local memory, the kernel is
+// One of the plan's kernels compiled for `target`; `source` is the plan's (specialized_source, built once
+// by the caller for all its kernels and the cache key). Where the compiler left the output tiles it was
+// to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their arrays in local memory, the kernel is
 // compiled again with them unrolled by construction (which takes NVRTC about twice as long). The cache
 // key stays the plan's source's.
-CompiledCode compile_kernel(const FusedPlan& plan, const SpecializedKernel& kernel, const std::string& target, const KernelCompiler& compiler);
+CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
+                            const KernelCompiler& compiler);
 
 // `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now, each kernel on a
 // thread of its own (compile_kernel).
