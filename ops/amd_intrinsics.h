@@ -94,6 +94,9 @@ MLPCORE_DEVICE std::uint32_t pk_max_f16(std::uint32_t a, std::uint32_t b) {
 #endif
 }
 
+// The magnitudes of two packed halves: their sign bits cleared (VOP3P instructions have no abs modifier).
+MLPCORE_DEVICE constexpr std::uint32_t abs_f16x2(std::uint32_t x) { return x & 0x7fff7fffu; }
+
 // gfx10+: read `src` from the lane of the other 16-lane row selected by the nibbles of sel_hi:sel_lo.
 MLPCORE_DEVICE std::uint32_t permlanex16(std::uint32_t src, std::uint32_t sel_lo, std::uint32_t sel_hi) {
 #if MLPCORE_EMULATOR

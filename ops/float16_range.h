@@ -2,12 +2,14 @@
 // What float16 operands cannot carry, checked while the kernels run. A value beyond +-65504 rounded to a
 // float16 operand saturates on AMD (cvt_pkrtz) and becomes infinite on NVIDIA (cvt.rn, or a float16
 // accumulator); either way the outputs are wrong, and a later ReLU can hide it. So each lane checks every
-// value it gives the matrix instructions as B (the inputs, every hidden layer's activations): packed
-// halves with the tile's packed maximum into a running largest value (Tile::max2: one instruction per two
-// values, one more where they can be negative), or, where the family's policy says so
-// (range_check_before_packing), float32 accumulators before they are packed, each compared into a flag.
-// The kernel marks the call's flag (NetworkView::range_flag) where a lane found a value at or beyond
-// 65504, and the host reports the call as ErrorCode::float16_range. A NaN (from a NaN input) is not
+// value it gives the matrix instructions as B (the inputs, every hidden layer's activations), as packed
+// halves: with the tile's packed maximum into a running largest value (Tile::max2, of their magnitudes
+// where they can be negative: Tile::abs2). On sm_90 that is one instruction per four values either way
+// (a three-operand VHMNMX, the magnitudes an operand modifier); comparing float32 accumulators before
+// they were packed had taken one per value. So a float32 value counts where its operand does: at or
+// beyond 65504 after the tile's rounding (NVIDIA's to nearest makes that above 65488; AMD's toward zero,
+// at or above 65504). The kernel marks the call's flag (NetworkView::range_flag) where a lane found such
+// a value, and the host reports the call as ErrorCode::float16_range. A NaN (from a NaN input) is not
 // counted: it reaches the outputs by itself, as on the cpu backend.
 #include <cstdint>
 
@@ -48,34 +50,19 @@ MLPCORE_HOST_DEVICE constexpr ActivationReach reach_beyond_input(ActivationKind 
 
 class Float16Range {
  public:
-  static constexpr float kLimit = 65504.0f;  // float16's largest finite value, where cvt_pkrtz saturates
-
-  // N float32 values about to become float16 operands (reach: of the activation that produced them).
-  // The choice is made once: in a run-time-shaped kernel `reach` is known only at run time.
-  template <int N, class Floats>
-  MLPCORE_DEVICE void see_floats(const Floats& values, ActivationReach reach) {
-    if (reach == ActivationReach::both) {
-      MLPCORE_UNROLL
-      for (int i = 0; i < N; ++i) beyond_ |= magnitude(values[i]) >= kLimit;
-    } else if (reach == ActivationReach::above) {
-      MLPCORE_UNROLL
-      for (int i = 0; i < N; ++i) beyond_ |= values[i] >= kLimit;
-    }
-  }
-
   // Every value of a fragment of packed float16 operands (inputs reach both ways).
   template <class Tile, class Frag>
   MLPCORE_DEVICE void see_packed(const Frag& fragment, ActivationReach reach = ActivationReach::both) {
     static_assert(sizeof(Frag) % 4 == 0, "whole registers of packed halves");
     if (reach == ActivationReach::bounded) return;
     const auto pairs = __builtin_bit_cast(vec<std::uint32_t, sizeof(Frag) / 4>, fragment);
-    const std::uint32_t mask = reach == ActivationReach::both ? 0x7fff7fffu : 0xffffffffu;  // the sign bits, or not
     MLPCORE_UNROLL
-    for (int i = 0; i < static_cast<int>(sizeof(Frag) / 4); ++i) largest_ = Tile::max2(largest_, pairs[i] & mask);
+    for (int i = 0; i < static_cast<int>(sizeof(Frag) / 4); ++i)
+      largest_ = Tile::max2(largest_, reach == ActivationReach::both ? Tile::abs2(pairs[i]) : pairs[i]);
   }
 
   // Whether a value seen was at or beyond 65504, or infinite.
-  MLPCORE_DEVICE bool exceeded() const { return beyond_ || at_limit(largest_ & 0xffffu) || at_limit(largest_ >> 16); }
+  MLPCORE_DEVICE bool exceeded() const { return at_limit(largest_ & 0xffffu) || at_limit(largest_ >> 16); }
 
   // Sets *flag where exceeded: every lane that sets it writes the same value, so no atomics.
   MLPCORE_DEVICE void report(std::uint32_t* flag) const {
@@ -83,13 +70,10 @@ class Float16Range {
   }
 
  private:
-  // |x| (NVRTC has no fabsf builtin).
-  static MLPCORE_DEVICE float magnitude(float x) { return __builtin_bit_cast(float, __builtin_bit_cast(std::uint32_t, x) & 0x7fffffffu); }
   // 0x7bff is 65504, 0x7c00 infinity; a NaN (above) is not counted. The sign bit is masked: the largest
   // value of an ActivationReach::above fragment may be -0.
   static MLPCORE_DEVICE bool at_limit(std::uint32_t half) { return (half & 0x7fffu) - 0x7bffu <= 1u; }
 
-  bool beyond_ = false;
   std::uint32_t largest_ = 0;  // two halves, each the largest packed value seen in its position
 };
 

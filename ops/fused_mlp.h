@@ -94,24 +94,19 @@ MLPCORE_DEVICE void see_float16_sums(const typename Tile::AccFrag& acc, Float16R
 }
 
 // A hidden layer's output tile, activated already (but for a ReLU the tile folds into its packing,
-// Tile::to_b_layout_relu), as the next layer's input, seen by the float16 range check: float32 values
-// before they are packed where the family's policy says so, else as packed; after float16 sums (checked
-// before the activation, see_float16_sums) only what the activation can make larger.
+// Tile::to_b_layout_relu), as the next layer's input, seen by the float16 range check as packed; after
+// float16 sums (checked before the activation, see_float16_sums) only what the activation can make larger.
 template <class Tile>
 MLPCORE_DEVICE auto pack_activated(const typename Tile::AccFrag& acc, ActivationKind kind, Float16Range& range) {
   constexpr bool kFloat32 = sizeof(acc_elem_t<Tile>) == 4;
-  constexpr bool kBeforePacking = kFloat32 && range_check_before_packing(Tile::kFamily);
-  const auto checked = [&](ActivationReach reach, auto pack) {
-    if constexpr (kBeforePacking) range.see_floats<Tile::kAcc>(acc, reach);
-    const auto b = pack();
-    if constexpr (!kBeforePacking) range.see_packed<Tile>(b, reach);
+  const auto checked = [&](ActivationReach reach, const auto& b) {
+    range.see_packed<Tile>(b, reach);
     return b;
   };
   if constexpr (FoldsRelu<Tile>) {  // (ReLU keeps the positive values as they are)
-    if (kind == ActivationKind::relu)
-      return checked(kFloat32 ? ActivationReach::above : ActivationReach::bounded, [&] { return Tile::to_b_layout_relu(acc); });
+    if (kind == ActivationKind::relu) return checked(kFloat32 ? ActivationReach::above : ActivationReach::bounded, Tile::to_b_layout_relu(acc));
   }
-  return checked(kFloat32 ? reach_of(kind) : reach_beyond_input(kind), [&] { return Tile::to_b_layout(acc); });
+  return checked(kFloat32 ? reach_of(kind) : reach_beyond_input(kind), Tile::to_b_layout(acc));
 }
 
 // Whether the tile's packing applies `kind` (pack_activated): then nothing else does.

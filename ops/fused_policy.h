@@ -104,10 +104,4 @@ MLPCORE_HOST_DEVICE constexpr bool stages_feature_major_input(TileFamily family,
   return family == TileFamily::nvidia && (policy.prefetch_input || input_tiles <= 2);
 }
 
-// Where the float16 range check (ops/float16_range.h) reads a hidden layer's float32 accumulators: before
-// they are packed, each compared into a flag (NVIDIA: a predicate; a running maximum in a register made
-// ptxas spill in 16-64x3-16 at 96 registers), or packed, one v_pk_max_f16 per two values (AMD: there the
-// compares' flag took a VGPR and three instructions per value, and 32-128x4-16 spilled on gfx1100).
-MLPCORE_HOST_DEVICE constexpr bool range_check_before_packing(TileFamily family) { return family == TileFamily::nvidia; }
-
 }  // namespace mlpcore::ops

@@ -28,6 +28,7 @@ concept SameAs = stdx::is_same_v<T, U> && stdx::is_same_v<U, T>;
 // - pack2(lo, hi): two floats as packed halves (cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA);
 // - max2(a, b): the larger of each pair of halves in two registers of packed halves, a NaN losing to a
 //   number (v_pk_max_f16, max.f16x2), for the float16 range check (ops/float16_range.h);
+// - abs2(u): the magnitudes of two packed halves, for the same check;
 // - mma(a, b, c): a * b + c.
 template <class T>
 concept MatrixTile = requires(int lane, int i, float f, std::uint32_t u, const typename T::AFrag& a, const typename T::BFrag& b,
@@ -46,6 +47,7 @@ concept MatrixTile = requires(int lane, int i, float f, std::uint32_t u, const t
   { T::bias_slot(lane) } -> SameAs<int>;
   { T::pack2(f, f) } -> SameAs<vec<half_t, 2>>;
   { T::max2(u, u) } -> SameAs<std::uint32_t>;
+  { T::abs2(u) } -> SameAs<std::uint32_t>;
   { T::mma(a, b, c) } -> SameAs<typename T::AccFrag>;
 };
 

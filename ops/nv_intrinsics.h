@@ -131,6 +131,21 @@ MLPCORE_DEVICE std::uint32_t max_f16x2(std::uint32_t a, std::uint32_t b) {
 #endif
 }
 
+// abs.f16x2: the magnitudes of two packed halves. Its only use, an operand of max.f16x2, costs nothing:
+// ptxas folds it into VHMNMX's |x| operand modifier (sm_90), where an AND of the sign bits is one more
+// instruction per register.
+MLPCORE_DEVICE std::uint32_t abs_f16x2(std::uint32_t x) {
+#if MLPCORE_EMULATOR
+  return emu::nv::abs_f16x2(x);
+#elif MLPCORE_ARCH_SM80
+  std::uint32_t d;
+  asm("abs.f16x2 %0, %1;" : "=r"(d) : "r"(x));
+  return d;
+#else
+  trap("abs.f16x2 in a kernel built for a target before sm_80");
+#endif
+}
+
 // max.NaN.f16x2 with +0: ReLU on two packed halves, one register (a NaN stays NaN, as with cvt.rn.relu).
 MLPCORE_DEVICE std::uint32_t relu_f16x2(std::uint32_t x) {
 #if MLPCORE_EMULATOR

@@ -24,6 +24,7 @@ struct TileMfmaGfx9 {
   static constexpr int acc_col(int lane, int) { return lane % 16; }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return amd::cvt_pkrtz(lo, hi); }
   MLPCORE_DEVICE static std::uint32_t max2(std::uint32_t a, std::uint32_t b) { return amd::pk_max_f16(a, b); }
+  MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return amd::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

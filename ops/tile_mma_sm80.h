@@ -53,6 +53,7 @@ struct TileMmaSm80Shape {
   static constexpr int acc_col(int lane, int i) { return lane / 4 + 8 * (i % 4 / 2); }
   MLPCORE_DEVICE static vec<half_t, 2> pack2(float lo, float hi) { return nv::cvt_rn_f16x2(lo, hi); }
   MLPCORE_DEVICE static std::uint32_t max2(std::uint32_t a, std::uint32_t b) { return nv::max_f16x2(a, b); }
+  MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return nv::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return K == 8 ? k : order16(k); }
   static constexpr int acc_unit(int m) { return N == 8 ? m : order16(m); }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.

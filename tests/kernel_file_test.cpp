@@ -265,5 +265,55 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   EXPECT_EQ(amd.sources().size(), specialized_kernels(rdna3).size()) << "each kernel compiled once";
 }
 
+// A compiler that spills `bytes` where the source bounds its registers (a policy whose min_blocks, its
+// fourth field, is 5) and none elsewhere; the code it returns is the source.
+class SpillsAtTheBound final : public KernelCompiler {
+ public:
+  explicit SpillsAtTheBound(int bytes) : bytes_(bytes) {}
+  std::string version() const override { return "spills at the bound"; }
+  CompiledCode compile_code(const std::string& source, const std::string&) const override {
+    const std::lock_guard lock(mutex_);
+    ++compiles_;
+    const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
+    CompiledCode c{{bytes, bytes + source.size()}, false, {}, {}};
+    c.spill_bytes = source.find("FusedPolicy{2, false, true, 5,") != std::string::npos ? bytes_ : 0;
+    return c;
+  }
+  int compiles() const {
+    const std::lock_guard lock(mutex_);
+    return compiles_;
+  }
+
+ private:
+  int bytes_;
+  mutable std::mutex mutex_;
+  mutable int compiles_ = 0;
+};
+
+// A kernel that spilled more than kMaxSpillBytes to fit its policy's register bound is compiled again
+// without the bound; one that spilled less is kept. The key stays the plan's source's.
+TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt) {
+  const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true});
+  ASSERT_EQ(plan.policy.min_blocks, 5);
+  FusedPlan unbounded = plan;
+  unbounded.policy.min_blocks = 0;
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  const SpillsAtTheBound spills(kMaxSpillBytes + 4);
+  const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
+  ASSERT_EQ(k.modules.size(), kernels.size());
+  EXPECT_EQ(spills.compiles(), 2 * static_cast<int>(kernels.size())) << "each kernel compiled twice";
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const std::string code(reinterpret_cast<const char*>(k.modules[i].data()), k.modules[i].size());
+    EXPECT_EQ(code, kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
+  }
+  EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(plan)));
+
+  const SpillsAtTheBound few(kMaxSpillBytes);
+  const KernelFile kept = compile_kernel_file(plan, "sm_90", few);
+  EXPECT_EQ(few.compiles(), static_cast<int>(kernels.size())) << "each kernel compiled once";
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(kept.modules[i].data()), kept.modules[i].size()), kernel_source(specialized_source(plan), kernels[i]));
+}
+
 }  // namespace
 }  // namespace mlpcore::detail

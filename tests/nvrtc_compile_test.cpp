@@ -45,8 +45,7 @@ std::size_t mma_floor(const FusedPlan& p) {
 
 // ptxas may spill a few registers to reach the next occupancy step (64-88-24-56-31-44-36-27 with float16
 // accumulators: 96 registers and 12 bytes, or 252 registers and none with room for only one block); more
-// than kMaxSpillBytes would mean the kernel's working set no longer fits.
-constexpr int kMaxSpillBytes = 32;
+// than kMaxSpillBytes (engine/src/specialize.h) would mean the kernel's working set no longer fits.
 
 TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
   SKIP_WITHOUT_NVRTC();

@@ -1,5 +1,8 @@
 #include "engine/src/nvrtc.h"
 
+#include <algorithm>
+#include <string>
+
 #include "mlpcore/error.h"
 
 namespace mlpcore::detail {
@@ -29,6 +32,11 @@ CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& t
   out.code = std::move(compiled.code);
   out.log = std::move(compiled.log);
   out.local_arrays = out.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
+  for (const std::string spills : {" bytes spill stores", " bytes spill loads"})  // ptxas -v, per kernel
+    for (std::size_t at = out.log.find(spills); at != std::string::npos; at = out.log.find(spills, at + 1)) {
+      const std::size_t digits = out.log.find_last_not_of("0123456789", at - 1) + 1;
+      if (digits < at) out.spill_bytes = std::max(out.spill_bytes, std::stoi(out.log.substr(digits, at - digits)));
+    }
   return out;
 }
 

@@ -19,6 +19,7 @@ struct CompiledCode {
   bool local_arrays = false;  // arrays left in local memory, where the compiler tells (NVRTC: its PTX declares .local)
   std::string assembly;       // what the code was assembled from, where the compiler gives it (NVRTC: PTX)
   std::string log;            // the compiler's messages (NVRTC: ptxas's registers, stack frame and spills)
+  int spill_bytes = 0;        // the most bytes of registers a kernel spilled, where the compiler tells (NVRTC: ptxas)
 };
 
 // NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).

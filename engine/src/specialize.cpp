@@ -70,10 +70,11 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler) {
   CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
-  if (!c.local_arrays || !plan.policy.compiler_unrolls_tiles) return c;
-  FusedPlan unrolled = plan;
-  unrolled.policy.compiler_unrolls_tiles = false;
-  return compiler.compile_code(kernel_source(specialized_source(unrolled), kernel), target);
+  FusedPlan again = plan;
+  if (c.local_arrays) again.policy.compiler_unrolls_tiles = false;
+  if (c.spill_bytes > kMaxSpillBytes) again.policy.min_blocks = 0;
+  if (again.policy == plan.policy) return c;
+  return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
 }
 
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {

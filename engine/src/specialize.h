@@ -27,11 +27,19 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
 // (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.
 SpecializedCode specialized_code(const FusedPlan& plan, const std::string& target, const NetworkOptions& options, const KernelCompiler& compiler);
 
+// The most bytes of registers a specialized kernel may spill to fit its policy's register bound
+// (FusedPolicy::min_blocks). ptxas spills a few to reach the next occupancy step, and on an H100 that paid
+// up to 40 bytes (8-64x8-3 ran 5% faster with them than unbounded); 16-64x3-16, which spilled 60-96
+// bytes at 96 registers, ran 4-11% faster unbounded, with 104-138 registers and fewer blocks.
+constexpr int kMaxSpillBytes = 48;
+
 // One of the plan's kernels compiled for `target`; `source` is the plan's (specialized_source, built once
-// by the caller for all its kernels and the cache key). Where the compiler left the output tiles it was
-// to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their arrays in local memory, the kernel is
-// compiled again with them unrolled by construction (which takes NVRTC about twice as long). The cache
-// key stays the plan's source's.
+// by the caller for all its kernels and the cache key). The compiler's code is taken as it is unless:
+// - it left the output tiles it was to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their
+//   arrays in local memory: compiled again with them unrolled by construction (NVRTC takes about twice
+//   as long);
+// - it spilled more than kMaxSpillBytes to fit the policy's register bound: compiled again without it.
+// The cache key stays the plan's source's.
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler);
 

@@ -112,6 +112,8 @@ std::uint32_t relu_f16x2(std::uint32_t x) {
   return relu(x & 0xffffu) | relu(x >> 16) << 16;
 }
 
+std::uint32_t abs_f16x2(std::uint32_t x) { return x & 0x7fff7fffu; }
+
 std::uint32_t max_f16x2(std::uint32_t a, std::uint32_t b) { return ops::max_f16x2_bits(a, b); }
 
 std::uint32_t cvt_rn_f16x2(float lo, float hi) {

@@ -32,6 +32,9 @@ void mma_m16n8k8_f16(const std::uint32_t (&a)[2], std::uint32_t b, const std::ui
 // does not say which zero), a NaN the canonical NaN.
 std::uint32_t relu_f16x2(std::uint32_t x);
 
+// abs.f16x2: the magnitudes of two packed halves (their sign bits cleared).
+std::uint32_t abs_f16x2(std::uint32_t x);
+
 // max.f16x2: the larger of each pair of halves, a NaN losing to a number (ops::max_f16x2_bits).
 std::uint32_t max_f16x2(std::uint32_t a, std::uint32_t b);
 

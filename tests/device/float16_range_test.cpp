@@ -1,5 +1,6 @@
 // The float16 range check's parts (ops/float16_range.h) against float64: every tile's max2 (v_pk_max_f16,
-// max.f16x2 as the emulator runs them), and which values Float16Range counts, float32 and packed.
+// max.f16x2 as the emulator runs them) and abs2, and which values Float16Range counts, packed and float32
+// values as each tile packs them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,6 +50,22 @@ TYPED_TEST(Float16RangeOf, Max2IsTheLargerOfEachPairNaNLosing) {
     }
 }
 
+TYPED_TEST(Float16RangeOf, Abs2IsEachHalfsMagnitude) {
+  using Tile = TypeParam;
+  const auto v = halves();
+  for (std::size_t j = 0; j + 1 < v.size(); ++j) {
+    const std::uint32_t got = Tile::abs2(v[j] | std::uint32_t{v[j + 1]} << 16);
+    for (int i = 0; i < 2; ++i) {
+      const double x = f16_bits_to_float(v[j + i]), g = f16_bits_to_float(static_cast<std::uint16_t>(got >> 16 * i));
+      if (std::isnan(x))
+        EXPECT_TRUE(std::isnan(g)) << std::hex << v[j + i];
+      else
+        EXPECT_EQ(g, std::fabs(x)) << std::hex << v[j + i];
+      EXPECT_FALSE(std::signbit(g)) << std::hex << v[j + i];
+    }
+  }
+}
+
 TYPED_TEST(Float16RangeOf, PackedValuesCountAtTheLimitNotNaN) {
   using Tile = TypeParam;
   for (const std::uint16_t h : halves()) {
@@ -62,33 +79,36 @@ TYPED_TEST(Float16RangeOf, PackedValuesCountAtTheLimitNotNaN) {
   }
 }
 
-TEST(Float16Range, Float32ValuesCountAtTheLimitNotNaN) {
-  const struct {
-    float x;
-    bool both, above;
-  } cases[] = {{65503.9f, false, false}, {65504.0f, true, true},   {-65504.0f, true, false}, {1e5f, true, true},
-               {-1e5f, true, false},     {INFINITY, true, true},   {-INFINITY, true, false}, {NAN, false, false},
-               {0.0f, false, false},     {-65503.9f, false, false}};
-  for (const auto& c : cases) {
-    const float x[1] = {c.x};
-    Float16Range both, above, bounded;
-    both.see_floats<1>(x, ActivationReach::both);
-    above.see_floats<1>(x, ActivationReach::above);
-    bounded.see_floats<1>(x, ActivationReach::bounded);
-    EXPECT_EQ(both.exceeded(), c.both) << c.x;
-    EXPECT_EQ(above.exceeded(), c.above) << c.x;
-    EXPECT_FALSE(bounded.exceeded()) << c.x;
-  }
+// float32 values count where the operand the tile packs them into does: at or beyond 65504 in magnitude.
+// Rounded to nearest (NVIDIA), every value above 65488 becomes 65504 or infinite; toward zero (AMD),
+// those from 65504 on saturate at 65504. The operands' values come from float64.
+TYPED_TEST(Float16RangeOf, Float32ValuesCountWhereTheirOperandReachesTheLimit) {
+  using Tile = TypeParam;
+  const bool to_nearest = Tile::kFamily == TileFamily::nvidia;
+  const double threshold = to_nearest ? 65488.0 : 65504.0;  // half of float16's last step (32) below 65504, or none
+  const float cases[] = {65488.0f, 65488.01f, 65500.0f, 65503.9f, 65504.0f, 65519.9f, 65520.0f, 1e5f, INFINITY, NAN, 0.0f, 1.0f};
+  for (const float magnitude : cases)
+    for (const float x : {magnitude, -magnitude}) {
+      const double m = std::fabs(static_cast<double>(x));
+      const bool beyond = m > threshold || (!to_nearest && m == threshold);  // (65488 itself rounds to even: 65472)
+      const vec<half_t, 2> packed = Tile::pack2(x, 1.0f);
+      for (const ActivationReach reach : {ActivationReach::both, ActivationReach::above, ActivationReach::bounded}) {
+        Float16Range range;
+        range.see_packed<Tile>(packed, reach);
+        const bool want = reach == ActivationReach::both ? beyond : reach == ActivationReach::above && beyond && x > 0;
+        EXPECT_EQ(range.exceeded(), want) << x << " reach " << static_cast<int>(reach);
+      }
+    }
 }
 
-TEST(Float16Range, ReportSetsTheFlagOnlyWhenExceeded) {
+TYPED_TEST(Float16RangeOf, ReportSetsTheFlagOnlyWhenExceeded) {
+  using Tile = TypeParam;
   std::uint32_t flag = 0;
   Float16Range range;
-  const float small[2] = {1000.0f, -3.0f}, large[2] = {1.0f, -7e4f};
-  range.see_floats<2>(small, ActivationReach::both);
+  range.see_packed<Tile>(Tile::pack2(1000.0f, -3.0f));
   range.report(&flag);
   EXPECT_EQ(flag, 0u);
-  range.see_floats<2>(large, ActivationReach::both);
+  range.see_packed<Tile>(Tile::pack2(1.0f, -7e4f));
   range.report(nullptr);  // unchecked calls: nothing to write
   range.report(&flag);
   EXPECT_EQ(flag, 1u);
