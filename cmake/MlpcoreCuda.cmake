@@ -8,12 +8,18 @@ if(NOT MLPCORE_NVCC)
 endif()
 message(STATUS "mlpcore: CUDA fat binary for sm_${MLPCORE_CUDA_ARCHS} with ${MLPCORE_NVCC}")
 
-# What nvcc compiles the kernel source with, for the fat binary and for the PTX the tests read.
+# What nvcc compiles the kernel source with.
 set(MLPCORE_NVCC_FLAGS -x cu -std=c++20 -O3 --expt-relaxed-constexpr -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include)
 
-function(mlpcore_embed_cuda_fatbin source generated)
-  get_filename_component(name ${source} NAME_WE)
+# Builds the fat binary of `source`, embeds it in `generated` (cuda_code_objects()), and copies the PTX it
+# holds for its newest architecture to `ptx` for the tests to read (tests/cuda_host_test.cpp, CudaFatbin):
+# nvcc builds these kernels, so no compile_kernel recompiles one whose arrays it left in local memory.
+# nvcc's --keep leaves that PTX (cmake/CopyKeptPtx.cmake finds it), at no cost: compiling it again
+# took 35 s on 2 cores.
+function(mlpcore_embed_cuda_fatbin source generated ptx)
+  get_filename_component(name ${source} NAME_WLE)
   set(fatbin ${CMAKE_CURRENT_BINARY_DIR}/${name}.fatbin)
+  set(keep ${CMAKE_CURRENT_BINARY_DIR}/nvcc_keep)
   set(gencode)
   foreach(sm IN LISTS MLPCORE_CUDA_ARCHS)
     list(APPEND gencode -gencode arch=compute_${sm},code=sm_${sm})
@@ -21,9 +27,11 @@ function(mlpcore_embed_cuda_fatbin source generated)
   endforeach()
   list(APPEND gencode -gencode arch=compute_${newest},code=compute_${newest})
   add_custom_command(
-    OUTPUT ${fatbin}
-    COMMAND ${MLPCORE_NVCC} ${MLPCORE_NVCC_FLAGS} -fatbin ${gencode} -MD -MF ${fatbin}.d -o ${fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/${source}
-    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source}
+    OUTPUT ${fatbin} ${ptx}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${keep}
+    COMMAND ${MLPCORE_NVCC} ${MLPCORE_NVCC_FLAGS} -fatbin ${gencode} --keep --keep-dir ${keep} -MD -MF ${fatbin}.d -o ${fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/${source}
+    COMMAND ${CMAKE_COMMAND} -DKEEP=${keep} -DNAME=${name} -DNEWEST=${newest} -DOUTPUT=${ptx} -P ${PROJECT_SOURCE_DIR}/cmake/CopyKeptPtx.cmake
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source} ${PROJECT_SOURCE_DIR}/cmake/CopyKeptPtx.cmake
     DEPFILE ${fatbin}.d
     COMMENT "CUDA sm_${MLPCORE_CUDA_ARCHS}: ${source}"
     VERBATIM)
@@ -35,18 +43,4 @@ function(mlpcore_embed_cuda_fatbin source generated)
     COMMENT "Embedding the CUDA fat binary"
     VERBATIM)
   set_source_files_properties(${generated} PROPERTIES OBJECT_DEPENDS ${fatbin})
-endfunction()
-
-# The PTX that the fat binary holds for its newest architecture, written again for the tests to read
-# (tests/cuda_host_test.cpp, CudaFatbin): nvcc builds these kernels, so no compile_kernel recompiles one
-# whose arrays it left in local memory.
-function(mlpcore_cuda_ptx source ptx)
-  list(GET MLPCORE_CUDA_ARCHS -1 newest)
-  add_custom_command(
-    OUTPUT ${ptx}
-    COMMAND ${MLPCORE_NVCC} ${MLPCORE_NVCC_FLAGS} -ptx -arch=compute_${newest} -MD -MF ${ptx}.d -o ${ptx} ${source}
-    DEPENDS ${source}
-    DEPFILE ${ptx}.d
-    COMMENT "CUDA compute_${newest} PTX: ${source}"
-    VERBATIM)
 endfunction()

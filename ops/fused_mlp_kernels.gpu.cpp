@@ -21,14 +21,11 @@
   MLPCORE_FUSED_KERNEL(mlpcore_mlp_w##W##_f16, mlpcore::ops::half_t, (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W>()), \
                        mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W>)
 
-MLPCORE_RUNTIME_KERNELS(1)
-MLPCORE_RUNTIME_KERNELS(2)
-MLPCORE_RUNTIME_KERNELS(3)
-MLPCORE_RUNTIME_KERNELS(4)
-MLPCORE_RUNTIME_KERNELS(5)
-MLPCORE_RUNTIME_KERNELS(6)
-MLPCORE_RUNTIME_KERNELS(7)
-MLPCORE_RUNTIME_KERNELS(8)
+MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
+// The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer: each must be built.
+#define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_WIDTH_BIT)) == (1u << mlpcore::ops::kMaxTilesPerLayer) - 1u, "a run-time-shaped kernel for each width");
+#undef MLPCORE_WIDTH_BIT
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.
 #define MLPCORE_FIXED_KERNELS_WITH(acc, Tile, index, hidden, output, ...)                                                     \

@@ -49,7 +49,7 @@ struct FusedPolicy {
   bool operator==(const FusedPolicy&) const = default;
 };
 
-MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f16_accumulation, FusedShape shape) {
+MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedShape shape) {
   switch (family) {
     case TileFamily::rdna3:
     case TileFamily::rdna4:
@@ -66,10 +66,12 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       // Compiled-in shapes up to 64 wide with one input tile prefetch their input and fit 96 registers,
       // 5 blocks per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the
       // prefetch alone gains nothing; with float16 accumulators too, 96 registers beat 80 with 6 blocks
-      // by 2-5%). Narrow edges for shapes up to 64 wide with float16 accumulators (3-64x4-1 +9%,
-      // 16-64x2-4 +6%; at 128 wide the extra code paths took 178 to 255 registers and spilled; with
-      // float32 accumulators the last layer's single instruction made ptxas spill at 96 registers, and
-      // the device API needs full tiles).
+      // by 2-5%). Narrow edges for shapes up to 64 wide (with float16 accumulators 3-64x4-1 +9%,
+      // 16-64x2-4 +6%; with float32 ones, specialized, 1-35% with either layout and I/O type, 2-16x3-1
+      // +35%, 5-48x3-3 +20%, 64-64x5-4 +15%, and compiled in 3-64x4-1 +7-10%, 16-64x2-4 +8-15%, though
+      // ptxas spills 20-144 bytes at 96 registers there; at 128 wide the extra code paths took 178 to 255
+      // registers and spilled). The device API runs full tiles: those networks are packed for it again
+      // (engine/src/fused_packing.h, device_api_packing).
       // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
       // their widest, without narrow edges (their edges may have any width), and with neither early weight
       // loads nor a second sample tile above 64 wide or at 48 (on an H200: early loads with run-time bounds
@@ -88,11 +90,11 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, bool f
       // compile_kernel). The device-side API's networks stay unrolled by construction: users' own compilers
       // build those, and nvcc's code for them changed with the loop.
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
-      const bool exact = shape.known == ShapeKnown::exact, narrow = f16_accumulation && exact;
+      const bool exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
       if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true, exact};
-      if (shape.input_tiles > 1) return {2, false, false, 0, narrow, false, exact};
-      return {2, false, true, 5, narrow, false, exact};
+      if (shape.input_tiles > 1) return {2, false, false, 0, exact, false, exact};
+      return {2, false, true, 5, exact, false, exact};
   }
   return {};
 }

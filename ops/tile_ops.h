@@ -46,10 +46,10 @@ MLPCORE_HOST_DEVICE void with_layer_tile(int k, int n, F&& f) {
 template <class Tile>
 using acc_elem_t = stdx::remove_cvref_t<decltype(typename Tile::AccFrag{}[0])>;
 
-// The policy table's entry (ops/fused_policy.h) for Tile's family and accumulator type.
+// The policy table's entry (ops/fused_policy.h) for Tile's family.
 template <class Tile>
 constexpr FusedPolicy tile_policy(FusedShape shape) {
-  return fused_policy(Tile::kFamily, sizeof(acc_elem_t<Tile>) == 2, shape);
+  return fused_policy(Tile::kFamily, shape);
 }
 
 // A fragment of 16-bit values built from value(i) -> float, two at a time with pack(lo, hi).

@@ -51,7 +51,9 @@ TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
       for (const char* io : {"", "_f16"})
         for (const char* layout : {"", "_fm"}) expected.insert(name + acc + io + layout);
   };
-  for (int w = 1; w <= 8; ++w) add("mlpcore_mlp_w" + std::to_string(w), {""});  // ops/fused_mlp_kernels.gpu.cpp
+#define MLPCORE_EXPECT_RUNTIME(width) add("mlpcore_mlp_w" #width, {""});
+  MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
+#undef MLPCORE_EXPECT_RUNTIME
 #define MLPCORE_EXPECT_FIXED(index, ...) add("mlpcore_mlp_fixed_" #index, {"", "_f16acc"});
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -166,7 +167,7 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(runtime.kind, KernelKind::runtime_shaped);
   EXPECT_FALSE(runtime.f16_accumulation);  // the run-time-shaped kernels accumulate in float32 only
   EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_w4");
-  EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, false, {4, 4, 4, ops::ShapeKnown::widest}));
+  EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, {4, 4, 4, ops::ShapeKnown::widest}));
   EXPECT_FALSE(runtime.policy.narrow_edges) << "its edges may have any width";
   const FusedPlan wide = plan_fused(relu_model({3, 32, 112, 32, 1}), "t", {ops::TileFamily::rdna3});
   EXPECT_EQ(wide.kernel_name(), "mlpcore_mlp_w7") << "a kernel per width: the widest layer's, 7 tiles";
@@ -179,7 +180,7 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(special.kernel_name(), "mlpcore_mlp_specialized");
   EXPECT_EQ(special.shape, "64-64x5-4");
   EXPECT_EQ(special.widths, (std::vector<int>{4, 4, 4, 4, 4, 4, 1}));
-  EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, true, {4, 4, 1, ops::ShapeKnown::exact}));
+  EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, {4, 4, 1, ops::ShapeKnown::exact}));
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
 }
 
@@ -218,26 +219,48 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
   EXPECT_NE(kernel_source(source, kernels[0]).find("sample_major, mlpcore_mlp_specialized, float\n"), std::string::npos);
 }
 
-// A compiler that says it left arrays in local memory whenever it was to unroll output tiles itself
-// (a source whose policy has compiler_unrolls_tiles: its last field); the code it returns is the source.
-class DeclinesToUnroll final : public KernelCompiler {
+// A compiler that records the sources it is given and returns each as its code, with what `says` reports
+// of it (CompiledCode's local_arrays and spill_bytes).
+class RecordingCompiler final : public KernelCompiler {
  public:
-  std::string version() const override { return "declines to unroll"; }
+  using Says = std::function<void(const std::string& source, CompiledCode& reported)>;
+  explicit RecordingCompiler(Says says) : says_(std::move(says)) {}
+  std::string version() const override { return "recording"; }
   CompiledCode compile_code(const std::string& source, const std::string&) const override {
     const std::lock_guard lock(mutex_);
     sources_.push_back(source);
     const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
-    return {{bytes, bytes + source.size()}, source.find(", true},\n") != std::string::npos, {}, {}};
+    CompiledCode c;
+    c.code.assign(bytes, bytes + source.size());
+    says_(source, c);
+    return c;
   }
-  std::vector<std::string> sources() const {
+  std::size_t compiles() const {
     const std::lock_guard lock(mutex_);
-    return sources_;
+    return sources_.size();
   }
 
  private:
+  Says says_;
   mutable std::mutex mutex_;
   mutable std::vector<std::string> sources_;
 };
+
+std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<const char*>(code.data()), code.size()}; }
+
+// Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
+// policy has compiler_unrolls_tiles: its last field).
+RecordingCompiler declines_to_unroll() {
+  return RecordingCompiler([](const std::string& source, CompiledCode& c) { c.local_arrays = source.find(", true},\n") != std::string::npos; });
+}
+
+// Spills `bytes` where the source bounds its registers (a policy whose min_blocks, its fourth field, is
+// 5) and none elsewhere.
+RecordingCompiler spills_at_the_bound(int bytes) {
+  return RecordingCompiler([bytes](const std::string& source, CompiledCode& c) {
+    c.spill_bytes = source.find("FusedPolicy{2, false, true, 5,") != std::string::npos ? bytes : 0;
+  });
+}
 
 // Where the compiler left the output tiles it was to unroll in a loop, their arrays in local memory, each
 // kernel is compiled again with them unrolled by construction; a plan that unrolls them by construction
@@ -247,48 +270,20 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   ASSERT_TRUE(nvidia.policy.compiler_unrolls_tiles);
   FusedPlan unrolled = nvidia;
   unrolled.policy.compiler_unrolls_tiles = false;
-  const DeclinesToUnroll compiler;
+  const RecordingCompiler compiler = declines_to_unroll();
   const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
   ASSERT_EQ(k.modules.size(), kernels.size());
-  EXPECT_EQ(compiler.sources().size(), 2 * kernels.size()) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const std::string code(reinterpret_cast<const char*>(k.modules[i].data()), k.modules[i].size());
-    EXPECT_EQ(code, kernel_source(specialized_source(unrolled), kernels[i])) << kernels[i].name;
-  }
+  EXPECT_EQ(compiler.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(specialized_source(unrolled), kernels[i])) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(nvidia)));
 
   const FusedPlan rdna3 = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true});
   EXPECT_FALSE(rdna3.policy.compiler_unrolls_tiles);
-  const DeclinesToUnroll amd;
+  const RecordingCompiler amd = declines_to_unroll();
   (void)compile_kernel_file(rdna3, "gfx1100", amd);
-  EXPECT_EQ(amd.sources().size(), specialized_kernels(rdna3).size()) << "each kernel compiled once";
+  EXPECT_EQ(amd.compiles(), specialized_kernels(rdna3).size()) << "each kernel compiled once";
 }
-
-// A compiler that spills `bytes` where the source bounds its registers (a policy whose min_blocks, its
-// fourth field, is 5) and none elsewhere; the code it returns is the source.
-class SpillsAtTheBound final : public KernelCompiler {
- public:
-  explicit SpillsAtTheBound(int bytes) : bytes_(bytes) {}
-  std::string version() const override { return "spills at the bound"; }
-  CompiledCode compile_code(const std::string& source, const std::string&) const override {
-    const std::lock_guard lock(mutex_);
-    ++compiles_;
-    const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
-    CompiledCode c{{bytes, bytes + source.size()}, false, {}, {}};
-    c.spill_bytes = source.find("FusedPolicy{2, false, true, 5,") != std::string::npos ? bytes_ : 0;
-    return c;
-  }
-  int compiles() const {
-    const std::lock_guard lock(mutex_);
-    return compiles_;
-  }
-
- private:
-  int bytes_;
-  mutable std::mutex mutex_;
-  mutable int compiles_ = 0;
-};
 
 // A kernel that spilled more than kMaxSpillBytes to fit its policy's register bound is compiled again
 // without the bound; one that spilled less is kept. The key stays the plan's source's.
@@ -298,21 +293,17 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   FusedPlan unbounded = plan;
   unbounded.policy.min_blocks = 0;
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-  const SpillsAtTheBound spills(kMaxSpillBytes + 4);
+  const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
   ASSERT_EQ(k.modules.size(), kernels.size());
-  EXPECT_EQ(spills.compiles(), 2 * static_cast<int>(kernels.size())) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const std::string code(reinterpret_cast<const char*>(k.modules[i].data()), k.modules[i].size());
-    EXPECT_EQ(code, kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
-  }
+  EXPECT_EQ(spills.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(plan)));
 
-  const SpillsAtTheBound few(kMaxSpillBytes);
+  const RecordingCompiler few = spills_at_the_bound(kMaxSpillBytes);
   const KernelFile kept = compile_kernel_file(plan, "sm_90", few);
-  EXPECT_EQ(few.compiles(), static_cast<int>(kernels.size())) << "each kernel compiled once";
-  for (std::size_t i = 0; i < kernels.size(); ++i)
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(kept.modules[i].data()), kept.modules[i].size()), kernel_source(specialized_source(plan), kernels[i]));
+  EXPECT_EQ(few.compiles(), kernels.size()) << "each kernel compiled once";
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(kept.modules[i]), kernel_source(specialized_source(plan), kernels[i])) << kernels[i].name;
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ class EmuNetwork final : public BackendNetwork {
  public:
   // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics).
   EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
-      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), kernel_(std::move(kernel)), description_(plan.describe()),
+      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), for_device_api_(device_api_packing<Tile>(model, plan, name_.c_str())),
+        kernel_(std::move(kernel)), description_(plan.describe()),
         numerics_(numerics), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
@@ -40,8 +41,8 @@ class EmuNetwork final : public BackendNetwork {
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
-    if (!device_api_runs(packed_)) throw no_device_view(name_);
-    return device_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+    const PackedNetwork& p = device_api_runs(packed_) ? packed_ : for_device_api_ ? *for_device_api_ : throw no_device_view(name_);
+    return device_view_of(p.weights.data(), p.biases.data(), p.layers.data(), p);
   }
 
  private:
@@ -61,6 +62,7 @@ class EmuNetwork final : public BackendNetwork {
 
   std::string name_;
   PackedNetwork packed_;
+  std::optional<PackedNetwork> for_device_api_;  // device_api_packing
   EmulatedKernel kernel_;
   std::string description_;
   emu::ChipNumerics numerics_;

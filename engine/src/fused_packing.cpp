@@ -43,8 +43,8 @@ Error out_of_float16_range(const std::string& backend) {
 
 Error no_device_view(const std::string& backend) {
   return Error(ErrorCode::invalid_argument, "device_view", "",
-               "backend '" + backend + "' packs this network for float16 accumulators or narrow edge instructions; the device API " +
-                   "(ops/device_api.h) runs full 16x16 tiles accumulating in float32: use the backend without -f16acc");
+               "backend '" + backend + "' packs this network for float16 accumulators; the device API (ops/device_api.h) runs " +
+                   "full 16x16 tiles accumulating in float32: use the backend without -f16acc");
 }
 
 unsigned fused_grid(std::size_t batch) {

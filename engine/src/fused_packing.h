@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -112,9 +113,20 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
 }
 
 // Whether the device API (ops/device_api.h) runs a packing: it runs full 16x16 tiles accumulating in
-// float32, not layers packed for float16 accumulators or for narrow edge instructions. A backend whose
-// packing it does not run offers no view, and says why with no_device_view.
+// float32, not layers packed for float16 accumulators or for narrow edge instructions.
 bool device_api_runs(const PackedNetwork& p);
+
+// The network packed for the device API where the plan's kernels run narrow edges with float32
+// accumulators: again in full tiles, so that a backend offers a view of every network that accumulates in
+// float32. None where the plan's packing serves it, or accumulates in float16 (a backend then offers no
+// view, and says why with no_device_view).
+template <class Tile>
+std::optional<PackedNetwork> device_api_packing(const Model& model, const FusedPlan& plan, const char* backend) {
+  if (plan.f16_accumulation || !(plan.narrow_input || plan.narrow_output)) return std::nullopt;
+  FusedPlan full_tiles = plan;
+  full_tiles.narrow_input = full_tiles.narrow_output = false;
+  return pack_network<Tile>(model, full_tiles, backend);
+}
 Error no_device_view(const std::string& backend);
 
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.

@@ -81,8 +81,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // ops/fused_mlp_kernels.gpu.cpp).
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
   p.policy = p.kind == KernelKind::runtime_shaped
-                 ? ops::fused_policy(p.family, p.f16_accumulation, {p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest})
-                 : ops::fused_policy(p.family, p.f16_accumulation, {p.widths.front(), p.width_tiles, p.widths.back(), ops::ShapeKnown::exact});
+                 ? ops::fused_policy(p.family, {p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest})
+                 : ops::fused_policy(p.family, {p.widths.front(), p.width_tiles, p.widths.back(), ops::ShapeKnown::exact});
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;

@@ -57,7 +57,9 @@ std::vector<FusedKernel> fused_kernels() {
   std::vector<FusedKernel> out;
   // The run-time-shaped kernels, whatever the depth: one copy of the layer code, W x W tiles, whose matrix
   // instructions have a second copy for W x W hidden layers (without run-time bounds).
-  for (std::size_t w = 1; w <= 8; ++w) out.push_back({"mlpcore_mlp_w" + std::to_string(w), 2 * w * w, 4 * w});
+#define MLPCORE_EXPECT_RUNTIME(width) out.push_back({"mlpcore_mlp_w" #width, 2 * (width) * (width), 4 * (width)});
+  MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
+#undef MLPCORE_EXPECT_RUNTIME
 #define MLPCORE_EXPECT_FIXED(index, hidden, output, ...)                                  \
   {                                                                                        \
     const std::vector<std::size_t> w = {__VA_ARGS__};                                      \
