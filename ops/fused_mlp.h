@@ -9,8 +9,8 @@
 // its layers run in phases, runtime_layer), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
 // the activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops,
 // guards and activation switches disappear; where the policy says so, its first and last layers run
-// narrower instructions when they are at most 8 wide (FusedPolicy::narrow_edges). The fixed driver is
-// what the compiled-in shapes (ops/fused_shapes.h) and every model's specialized kernel
+// narrower instructions when they are at most 8 wide (FusedPolicy::narrow_input, ::narrow_output). The
+// fixed driver is what the compiled-in shapes (ops/fused_shapes.h) and every model's specialized kernel
 // (ops/fused_mlp_specialized.h) instantiate.
 #include <cstddef>
 #include <cstdint>
@@ -582,7 +582,7 @@ constexpr int layer_run() {
 
 template <class Tile, int... Widths>
 constexpr FusedPolicy fixed_shape_policy() {
-  return tile_policy<Tile>({width_at<0, Widths...>(), widest<Widths...>(), width_at<sizeof...(Widths) - 1, Widths...>(), ShapeKnown::exact});
+  return tile_policy<Tile>({width_at<0, Widths...>(), widest<Widths...>(), width_at<sizeof...(Widths) - 1, Widths...>(), ShapeKnown::tiles});
 }
 
 // The activations of a compiled-in shape: ActivationsOf::at<L, Layers>() is layer L's of Layers.
@@ -601,9 +601,9 @@ struct PerLayer {
   }
 };
 
-// Which one-tile edges of a fixed shape run narrow (kPolicy.narrow_edges): in a compiled-in kernel, which
-// serves models of several input and output sizes, the packing says per layer (LayerDesc::k, ::n); a
-// kernel specialized for one model knows (its plan's narrow_input, narrow_output), and has no other path.
+// Which one-tile edges of a fixed shape run narrow (kPolicy.narrow_input, .narrow_output): in a
+// compiled-in kernel, which serves models of several input and output sizes, the packing says per layer
+// (LayerDesc::k, ::n); a kernel specialized for one model knows (its plan's narrow_input, narrow_output), and has no other path.
 struct PackedEdges {
   static constexpr bool kKnown = false, kNarrowIn = true, kNarrowOut = true;
 };
@@ -619,13 +619,13 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   constexpr int kLayers = static_cast<int>(sizeof...(Widths)) - 1;
   constexpr int kTiles = widest<Widths...>();
   static_assert(kLayers >= 1 && kTiles <= kMaxTilesPerLayer, "unsupported fused shape");
-  static_assert(!kPolicy.narrow_edges || HasNarrowTiles<Tile>, "narrow edges need the tile's narrow instructions");
+  static_assert(!(kPolicy.narrow_input || kPolicy.narrow_output) || HasNarrowTiles<Tile>, "narrow edges need the tile's narrow instructions");
   static_assert(!kPolicy.prefetch_input || CopiesAsync<Tile>, "the input prefetch needs the tile's asynchronous copies");
   constexpr int S = kPolicy.sample_tiles;
   constexpr int kInTiles = width_at<0, Widths...>();
   // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.
-  constexpr bool kNarrowIn = kPolicy.narrow_edges && kInTiles == 1 && Edges::kNarrowIn;
-  constexpr bool kNarrowOut = kPolicy.narrow_edges && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
+  constexpr bool kNarrowIn = kPolicy.narrow_input && kInTiles == 1 && Edges::kNarrowIn;
+  constexpr bool kNarrowOut = kPolicy.narrow_output && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
   InputPrefetch<Tile, Io, kPolicy, kInTiles, Layout> prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {

@@ -13,16 +13,19 @@ enum class TileFamily { rdna3, rdna4, cdna, nvidia };
 enum class ShapeKnown {
   bounds,  // none: every width at most the shape's (the device-side API's networks in users' kernels, ops/device_api.h)
   widest,  // the widest layer's width, every other at most that, the depth at run time (run-time-shaped mlpcore_mlp_w<W>)
-  exact,   // all of it (compiled-in shapes, specialized kernels)
+  tiles,   // every layer's width in tiles, and the depth (compiled-in shapes; each serves models of several sizes)
+  exact,   // all of it, to the feature (kernels specialized for one model)
 };
 
 // What a fused kernel knows of its network at compile time: input, widest layer and output in tiles of
-// 16 (upper bounds where they are not known).
+// 16 (upper bounds where they are not known), and whether it may read its input sample-major ([batch,
+// in]; false for a specialized kernel built for feature-major input only).
 struct FusedShape {
   int input_tiles;
   int width_tiles;
   int output_tiles;
   ShapeKnown known;
+  bool sample_major_input = true;
 };
 
 // sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
@@ -30,9 +33,9 @@ struct FusedShape {
 // prefetch_input the next sample block's input is copied to shared memory during this one's layers
 // (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
 // multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
-// it to the compiler, as the AMD kernels always do); with narrow_edges a fixed-shape kernel runs a first
-// layer of at most 8 features and a last layer of at most 8 units on the tile's narrow instructions
-// (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k and ::n); with
+// it to the compiler, as the AMD kernels always do); with narrow_input a fixed-shape kernel runs a first
+// layer of at most 8 features, with narrow_output a last layer of at most 8 units, on the tile's narrow
+// instructions (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k, ::n); with
 // loop_layers a fixed-shape kernel runs each run of identical hidden layers as a loop at run time (one
 // layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute);
 // with compiler_unrolls_tiles a fixed-shape layer's output tiles are a loop for the compiler to unroll,
@@ -43,7 +46,8 @@ struct FusedPolicy {
   bool prefetch_weights = false;
   bool prefetch_input = false;
   int min_blocks = 0;
-  bool narrow_edges = false;
+  bool narrow_input = false;
+  bool narrow_output = false;
   bool loop_layers = false;
   bool compiler_unrolls_tiles = false;
   bool operator==(const FusedPolicy&) const = default;
@@ -70,8 +74,13 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // 16-64x2-4 +6%; with float32 ones, specialized, 1-35% with either layout and I/O type, 2-16x3-1
       // +35%, 5-48x3-3 +20%, 64-64x5-4 +15%, and compiled in 3-64x4-1 +7-10%, 16-64x2-4 +8-15%, though
       // ptxas spills 20-144 bytes at 96 registers there; at 128 wide the extra code paths took 178 to 255
-      // registers and spilled). The device API runs full tiles: those networks are packed for it again
-      // (engine/src/fused_packing.h, device_api_packing).
+      // registers and spilled). Above 64 wide, only kernels specialized for one model, which have no extra
+      // code paths: narrow output (sample-major -2% to +9%, 3-96x4-1 +4-9%, 8-96x3-1 +5-9%; feature-major
+      // -3% to +8%), and narrow input where the kernel reads feature-major input only (with the narrow
+      // output, feature-major +2-14% in 30 of 32 figures, 3-128x8-1 with float16 accumulators -2%, -3%;
+      // with sample-major input it lost up to 14% with 8 features, 8-96x3-1, 8-112x5-4, and 5% on
+      // 4-80x6-8). The device API runs full tiles: those networks are packed for it again
+      // (engine/src/fused_packing.h, pack_for_backend).
       // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
       // their widest, without narrow edges (their edges may have any width), and with neither early weight
       // loads nor a second sample tile above 64 wide or at 48 (on an H200: early loads with run-time bounds
@@ -90,11 +99,12 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // compile_kernel). The device-side API's networks stay unrolled by construction: users' own compilers
       // build those, and nvcc's code for them changed with the loop.
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
-      const bool exact = shape.known == ShapeKnown::exact;
+      const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
-      if (shape.width_tiles > 4) return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, false, true, exact};
-      if (shape.input_tiles > 1) return {2, false, false, 0, exact, false, exact};
-      return {2, false, true, 5, exact, false, exact};
+      if (shape.width_tiles > 4)
+        return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};
+      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed};
+      return {2, false, true, 5, fixed, fixed, false, fixed};
   }
   return {};
 }

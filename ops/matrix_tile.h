@@ -71,7 +71,7 @@ concept RowVectorIo = MatrixTile<Tile> && requires(const float* in, float* out, 
 };
 
 // Optional: narrow instructions for a first layer of at most 8 features or a last layer of at most 8
-// units (Tile::Shaped<K, N>, K and N of 8 or 16), used with FusedPolicy::narrow_edges.
+// units (Tile::Shaped<K, N>, K and N of 8 or 16), used with FusedPolicy::narrow_input, ::narrow_output.
 template <class Tile>
 concept HasNarrowTiles = MatrixTile<Tile> && requires { typename Tile::template Shaped<8, 8>; } &&
                          MatrixTile<typename Tile::template Shaped<8, 16>> &&

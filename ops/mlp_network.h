@@ -33,7 +33,7 @@ struct LayerDesc {
   ActivationKind activation;
   float param;                  // leaky_relu alpha, softplus beta
   std::uint8_t k = 16, n = 16;  // the matrix instructions' features and units the weights are packed for:
-                                // 8 on a narrow edge (FusedPolicy::narrow_edges), else 16
+                                // 8 on a narrow edge (FusedPolicy::narrow_input, ::narrow_output), else 16
 };
 
 struct NetworkView {

@@ -22,7 +22,7 @@
 
 namespace mlpcore::ops {
 
-// Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 input features runs mma.m16n8k8,
+// Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 input features runs mma.m16n8k8,
 // a last layer of at most 8 output units one m16n8k16 instead of two: Shaped<8, 16>, <16, 8> and <8, 8>
 // are this tile with K (features) or N (units) of 8, which hold features and units 0-7 in natural order
 // (hardware K 2t, 2t+1 hold features 2t, 2t+1). They serve the network's edges only: their input is

@@ -11,7 +11,7 @@
 namespace mlpcore::ops {
 
 // The tile for a layer whose instructions have K features and N units (8 or 16): Tile itself for 16 x 16,
-// else its Shaped<K, N> (tile families without narrow instructions never get narrow_edges).
+// else its Shaped<K, N> (tile families without narrow instructions never get narrow edges).
 template <class Tile, int K, int N>
 struct shaped_tile {
   using type = typename Tile::template Shaped<K, N>;

@@ -23,15 +23,14 @@ constexpr unsigned kWave = ops::TileMmaSm80::kWave;
 
 class CudaNetwork final : public BackendNetwork {
  public:
-  // `packed` for the plan's tile, `for_device_api` where that does not serve the device API
-  // (device_api_packing); `images` are the modules holding the plan's kernels.
-  CudaNetwork(const FusedPlan& plan, const PackedNetwork& packed, const std::optional<PackedNetwork>& for_device_api, std::string name,
+  // `packing` for the plan's tile; `images` are the modules holding the plan's kernels.
+  CudaNetwork(const FusedPlan& plan, const BackendPacking& packing, std::string name,
               const std::vector<const void*>& images, std::string description, const CudaDriver& driver, const CudaProbe& probe)
       : name_(std::move(name)), description_(std::move(description)), gpu_(driver, probe.device), modules_(load_modules(gpu_, images)),
         kernels_(find_fused_kernels(gpu_, modules_, plan.kernel_name(), plan.layouts, [&](const std::string& kernel) {
           throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "module has no kernel " + kernel);
         })),
-        net_(gpu_, packed, for_device_api), layouts_(plan.layouts) {}
+        net_(gpu_, packing), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
@@ -101,8 +100,7 @@ std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::st
   const KernelChoice k = choose_kernels(model, name, {ops::TileFamily::nvidia, true, f16_accumulation}, "sm_" + std::to_string(probe.arch), options, nvrtc());
   const std::vector<const void*> images = module_images(k.code, probe.fatbin->data);
   const auto make = [&]<class Tile>() {
-    return std::make_unique<CudaNetwork>(k.plan, pack_network<Tile>(model, k.plan, name.c_str()), device_api_packing<Tile>(model, k.plan, name.c_str()), name,
-                                         images, k.code.description, driver(), probe);
+    return std::make_unique<CudaNetwork>(k.plan, pack_for_backend<Tile>(model, k.plan, name.c_str()), name, images, k.code.description, driver(), probe);
   };
   // The module is loaded in the constructor: `k` may go after it.
   if (k.plan.f16_accumulation) return make.template operator()<ops::TileMmaSm80F16Acc>();

@@ -24,7 +24,7 @@ class EmuNetwork final : public BackendNetwork {
  public:
   // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics).
   EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
-      : name_(std::move(name)), packed_(pack_network<Tile>(model, plan, name_.c_str())), for_device_api_(device_api_packing<Tile>(model, plan, name_.c_str())),
+      : name_(std::move(name)), packing_(pack_for_backend<Tile>(model, plan, name_.c_str())),
         kernel_(std::move(kernel)), description_(plan.describe()),
         numerics_(numerics), layouts_(plan.layouts) {}
 
@@ -41,8 +41,9 @@ class EmuNetwork final : public BackendNetwork {
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
-    const PackedNetwork& p = device_api_runs(packed_) ? packed_ : for_device_api_ ? *for_device_api_ : throw no_device_view(name_);
-    return device_view_of(p.weights.data(), p.biases.data(), p.layers.data(), p);
+    const PackedNetwork* p = packing_.device_api();
+    if (!p) throw no_device_view(name_);
+    return device_view_of(p->weights.data(), p->biases.data(), p->layers.data(), *p);
   }
 
  private:
@@ -50,7 +51,8 @@ class EmuNetwork final : public BackendNetwork {
 
   template <class Body, class Io>
   void run(const Body& body, const Io* input, Io* output, std::size_t batch) const {
-    ops::NetworkView view = network_view_of(packed_.weights.data(), packed_.biases.data(), packed_.layers.data(), packed_);
+    const PackedNetwork& p = packing_.kernels;
+    ops::NetworkView view = network_view_of(p.weights.data(), p.biases.data(), p.layers.data(), p);
     std::uint32_t out_of_range = 0;
     view.range_flag = &out_of_range;
     const auto tiles = static_cast<unsigned>((batch + 15) / 16);
@@ -61,8 +63,7 @@ class EmuNetwork final : public BackendNetwork {
   }
 
   std::string name_;
-  PackedNetwork packed_;
-  std::optional<PackedNetwork> for_device_api_;  // device_api_packing
+  BackendPacking packing_;
   EmulatedKernel kernel_;
   std::string description_;
   emu::ChipNumerics numerics_;

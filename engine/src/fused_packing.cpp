@@ -31,10 +31,6 @@ std::string fused_kernel_suffix(Io io, Layout layout) {
   return std::string(io == Io::f16 ? "_f16" : "") + (layout == Layout::feature_major ? "_fm" : "");
 }
 
-bool device_api_runs(const PackedNetwork& p) {
-  return !p.f16_accumulation && std::all_of(p.layers.begin(), p.layers.end(), [](const ops::LayerDesc& l) { return l.k == 16 && l.n == 16; });
-}
-
 Error out_of_float16_range(const std::string& backend) {
   return Error(ErrorCode::float16_range, "backend '" + backend + "'", "",
                "an input or a hidden activation of this call is at or beyond float16's range (|x| >= 65504), which this backend's "

@@ -102,7 +102,7 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
-  // Narrow edges (FusedPolicy::narrow_edges): a first layer of at most 8 features packed for K = 8, a
+  // Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 features packed for K = 8, a
   // last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
@@ -112,20 +112,28 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
   return p;
 }
 
-// Whether the device API (ops/device_api.h) runs a packing: it runs full 16x16 tiles accumulating in
-// float32, not layers packed for float16 accumulators or for narrow edge instructions.
-bool device_api_runs(const PackedNetwork& p);
+// A network packed for a backend: for the plan's kernels, and for the device API (ops/device_api.h), which
+// runs full 16x16 tiles accumulating in float32. Where the kernels run narrow edges with float32
+// accumulators, the network is packed a second time, in full tiles, so that a backend offers a view of
+// every network that accumulates in float32; with float16 accumulators the device API runs neither (a
+// backend then offers no view, and says why with no_device_view).
+struct BackendPacking {
+  PackedNetwork kernels;
+  bool device_api_runs_kernels = false;  // the device API runs `kernels` as they are
+  std::optional<PackedNetwork> second;   // else the device API's own packing, if any
+  // The packing the device API runs; null where it runs none.
+  const PackedNetwork* device_api() const { return device_api_runs_kernels ? &kernels : second ? &*second : nullptr; }
+};
 
-// The network packed for the device API where the plan's kernels run narrow edges with float32
-// accumulators: again in full tiles, so that a backend offers a view of every network that accumulates in
-// float32. None where the plan's packing serves it, or accumulates in float16 (a backend then offers no
-// view, and says why with no_device_view).
 template <class Tile>
-std::optional<PackedNetwork> device_api_packing(const Model& model, const FusedPlan& plan, const char* backend) {
-  if (plan.f16_accumulation || !(plan.narrow_input || plan.narrow_output)) return std::nullopt;
-  FusedPlan full_tiles = plan;
-  full_tiles.narrow_input = full_tiles.narrow_output = false;
-  return pack_network<Tile>(model, full_tiles, backend);
+BackendPacking pack_for_backend(const Model& model, const FusedPlan& plan, const char* backend) {
+  BackendPacking b{pack_network<Tile>(model, plan, backend), !plan.f16_accumulation && !plan.narrow_input && !plan.narrow_output, std::nullopt};
+  if (!plan.f16_accumulation && !b.device_api_runs_kernels) {
+    FusedPlan full_tiles = plan;
+    full_tiles.narrow_input = full_tiles.narrow_output = false;
+    b.second = pack_network<Tile>(model, full_tiles, backend);
+  }
+  return b;
 }
 Error no_device_view(const std::string& backend);
 

@@ -82,7 +82,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
   p.policy = p.kind == KernelKind::runtime_shaped
                  ? ops::fused_policy(p.family, {p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest})
-                 : ops::fused_policy(p.family, {p.widths.front(), p.width_tiles, p.widths.back(), ops::ShapeKnown::exact});
+                 : ops::fused_policy(p.family, {p.widths.front(), p.width_tiles, p.widths.back(),
+                                                p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles,
+                                                p.layouts.sample_major});
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -91,8 +93,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                            std::to_string(kMaxUnrolledTiles) + " of a specialized kernel";
     return plan;
   }
-  p.narrow_input = p.policy.narrow_edges && p.input_dim <= 8;
-  p.narrow_output = p.policy.narrow_edges && p.output_dim <= 8;
+  p.narrow_input = p.policy.narrow_input && p.input_dim <= 8;
+  p.narrow_output = p.policy.narrow_output && p.output_dim <= 8;
   return p;
 }
 

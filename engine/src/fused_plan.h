@@ -28,7 +28,8 @@ struct FusedPlan {
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   ops::FusedPolicy policy;                   // what the kernel runs with
-  // policy.narrow_edges: the first layer has at most 8 features (K = 8), the last at most 8 units (N = 8).
+  // policy.narrow_input, .narrow_output: the first layer has at most 8 features (K = 8), the last at most 8
+  // units (N = 8).
   bool narrow_input = false, narrow_output = false;
   // The I/O layouts its kernels serve: both for the built-in ones, the requested ones for a specialized one.
   NetworkOptions::Layouts layouts{true, true};

@@ -17,16 +17,16 @@ using FusedKernels = std::array<void*, 4>;  // by fused_kernel_index
 // A packed network uploaded to the device once, and the views of it the kernels take.
 template <class Runtime>
 struct UploadedNetwork {
-  // `p` as the plan's kernels run it; `for_device_api` as the device API runs it, where `p` does not serve
-  // it (device_api_packing).
-  UploadedNetwork(const Runtime& rt, const PackedNetwork& p, const std::optional<PackedNetwork>& for_device_api)
-      : weights(upload(rt, p.weights)), biases(upload(rt, p.biases)), layers(upload(rt, p.layers)),
-        enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})), view(network_view_of(weights->get(), biases->get(), layers->get(), p)) {
-    if (device_api_runs(p)) {
-      device_view = device_view_of(weights->get(), view.biases, layers->get(), p);
-    } else if (for_device_api) {
-      device_api_arrays = {upload(rt, for_device_api->weights), upload(rt, for_device_api->biases), upload(rt, for_device_api->layers)};
-      device_view = device_view_of(device_api_arrays[0]->get(), device_api_arrays[1]->get(), device_api_arrays[2]->get(), *for_device_api);
+  // The kernels' packing, and the device API's where it has its own (BackendPacking).
+  UploadedNetwork(const Runtime& rt, const BackendPacking& packing)
+      : weights(upload(rt, packing.kernels.weights)), biases(upload(rt, packing.kernels.biases)), layers(upload(rt, packing.kernels.layers)),
+        enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})),
+        view(network_view_of(weights->get(), biases->get(), layers->get(), packing.kernels)) {
+    if (packing.device_api_runs_kernels) {
+      device_view = device_view_of(weights->get(), view.biases, layers->get(), packing.kernels);
+    } else if (const std::optional<PackedNetwork>& second = packing.second) {
+      device_api_arrays = {upload(rt, second->weights), upload(rt, second->biases), upload(rt, second->layers)};
+      device_view = device_view_of(device_api_arrays[0]->get(), device_api_arrays[1]->get(), device_api_arrays[2]->get(), *second);
     }
   }
 
@@ -43,7 +43,7 @@ struct UploadedNetwork {
   std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
   std::unique_ptr<DeviceBuffer<Runtime>> enqueued_out_of_range;  // the float16 range flag of every enqueued call
   ops::NetworkView view;
-  std::array<std::unique_ptr<DeviceBuffer<Runtime>>, 3> device_api_arrays;  // for_device_api's weights, biases and layers
+  std::array<std::unique_ptr<DeviceBuffer<Runtime>>, 3> device_api_arrays;  // the device API's own packing, if any
   std::optional<DeviceNetworkView> device_view;  // none where the device API runs neither packing
 };
 

@@ -24,15 +24,15 @@ std::string built_for(std::span<const EmbeddedCodeObject> objects) {
 
 class HipNetwork final : public BackendNetwork {
  public:
-  // `packed` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says, `for_device_api` where
-  // that does not serve the device API (device_api_packing); `images` are the modules holding the plan's kernels.
-  HipNetwork(const FusedPlan& plan, const PackedNetwork& packed, const std::optional<PackedNetwork>& for_device_api, unsigned wave,
+  // `packing` for the probed GPU's tile, whose waves are `wave` wide, as `plan` says; `images` are the
+  // modules holding the plan's kernels.
+  HipNetwork(const FusedPlan& plan, const BackendPacking& packing, unsigned wave,
              const std::vector<const void*>& images, std::string description, const HipRuntime& rt, const HipProbe& probe)
       : gpu_(rt, probe.device), wave_(wave), modules_(load_modules(gpu_, images)),
         kernels_(find_fused_kernels(gpu_, modules_, plan.kernel_name(), plan.layouts, [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
-        net_(gpu_, packed, for_device_api), description_(std::move(description)), layouts_(plan.layouts) {}
+        net_(gpu_, packing), description_(std::move(description)), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
@@ -73,8 +73,7 @@ std::unique_ptr<BackendNetwork> make_network(const Model& model, const NetworkOp
   const KernelChoice k = choose_kernels(model, "hip", {Tile::kFamily}, probe.processor, options, compiler);
   const std::vector<const void*> images = module_images(k.code, probe.object->data);
   // The module is loaded in the constructor: `k` may go after it.
-  return std::make_unique<HipNetwork>(k.plan, pack_network<Tile>(model, k.plan, "hip"), device_api_packing<Tile>(model, k.plan, "hip"), Tile::kWave, images,
-                                      k.code.description, rt, probe);
+  return std::make_unique<HipNetwork>(k.plan, pack_for_backend<Tile>(model, k.plan, "hip"), Tile::kWave, images, k.code.description, rt, probe);
 }
 
 const HipRuntime& runtime() {

@@ -48,7 +48,7 @@ std::string specialized_source(const FusedPlan& plan) {
   const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
                            boolean(plan.f16_accumulation) + ",\n    mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " +
                            boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " + std::to_string(p.min_blocks) + ", " +
-                           boolean(p.narrow_edges) + ", " + boolean(p.loop_layers) + ", " + boolean(p.compiler_unrolls_tiles) + "},\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
+                           boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " + boolean(p.compiler_unrolls_tiles) + "},\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
                            boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));

@@ -1,9 +1,10 @@
-// Which layers the host packs for the narrow-edge instructions (FusedPolicy::narrow_edges): exactly those
+// Which layers the host packs for the narrow-edge instructions (FusedPolicy::narrow_input, ::narrow_output): exactly those
 // the fixed-shape kernels run on them, and the device API's second packing in full tiles. Their results
 // are checked against float64 by the fused-backend and device-API tests (emu-nvidia, emu-nvidia-f16acc,
 // and cuda, cuda-f16acc on a GPU); this checks that the narrow path is the one taken.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "engine/src/fused_packing.h"
+#include "ops/fused_mlp.h"
+#include "ops/fused_shapes.h"
 #include "ops/tile_mma_sm80.h"
 #include "ops/tile_wmma_gfx12.h"
 #include "tests/test_util.h"
@@ -59,11 +62,45 @@ TEST(NarrowEdges, NvidiaPacksEdgesOfAtMostEightForTheFixedKernels) {
     EXPECT_EQ(shapes({8, 64, 64, 64, 64, 9}, r), (V{"8-16", "16-16", "16-16", "16-16", "16-16"}));
     EXPECT_EQ(shapes({16, 64, 64, 4}, r), (V{"16-16", "16-16", "16-8"}));
     EXPECT_EQ(shapes({32, 64, 64, 64, 64, 8}, r), (V{"16-16", "16-16", "16-16", "16-16", "16-8"}));
-    // Kernels 128 wide keep full tiles (their registers).
-    EXPECT_EQ(shapes({32, 128, 128, 128, 128, 8}, r), (V{"16-16", "16-16", "16-16", "16-16", "16-16"}));
+    // Above 64 wide, compiled-in kernels keep full tiles (their registers); specialized ones run a narrow
+    // last layer (and first, feature-major only: below).
+    EXPECT_EQ(shapes({32, 128, 128, 128, 128, 8}, r), (r.specialize ? V{"16-16", "16-16", "16-16", "16-16", "16-8"}
+                                                                     : V{"16-16", "16-16", "16-16", "16-16", "16-16"}));
+    EXPECT_EQ(shapes({3, 96, 96, 96, 1}, r), (r.specialize ? V{"16-16", "16-16", "16-16", "16-8"} : V{"16-16", "16-16", "16-16", "16-16"}));
     // A shape without a compiled-in kernel: narrow when specialized, full tiles on the run-time-shaped ones.
     EXPECT_EQ(shapes({3, 48, 1}, r), (r.specialize ? V{"8-16", "16-8"} : V{"16-16", "16-16"}));
   }
+}
+
+// A specialized kernel above 64 wide runs a narrow first layer only where it reads feature-major input only
+// (sample-major input was slower so, ops/fused_policy.h); a narrow last layer with either layout.
+TEST(NarrowEdges, NvidiaWiderThan64NarrowsTheInputOfFeatureMajorKernelsOnly) {
+  for (const bool f16_accumulation : {false, true}) {
+    SCOPED_TRACE(f16_accumulation ? "float16 accumulation" : "float32 accumulation");
+    const auto with = [&](bool sample_major, bool feature_major) {
+      return PlanRequest{ops::TileFamily::nvidia, true, f16_accumulation, {sample_major, feature_major}};
+    };
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(false, true)), (V{"8-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, true)), (V{"16-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, false)), (V{"16-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({8, 80, 80, 9}, with(false, true)), (V{"8-16", "16-16", "16-16"}));
+    EXPECT_EQ(shapes({9, 80, 80, 8}, with(false, true)), (V{"16-16", "16-16", "16-8"}));
+  }
+}
+
+// The host plans a compiled-in shape with the policy its kernel is built with (fixed_shape_policy): the
+// packing follows the plan, the kernel its own policy.
+TEST(NarrowEdges, TheHostPlansCompiledInShapesAsTheirKernelsAreBuilt) {
+  const auto check = [](int index, std::vector<std::size_t> widths, ops::FusedPolicy built) {
+    for (std::size_t& w : widths) w *= 16;
+    const FusedPlan plan = plan_fused(relu_model(widths), "test", {ops::TileFamily::nvidia});
+    ASSERT_EQ(plan.kind, KernelKind::compiled_in);
+    EXPECT_EQ(plan.fixed_index, index);
+    EXPECT_EQ(plan.policy, built) << "shape " << index;
+  };
+#define MLPCORE_CHECK_FIXED(index, hidden, output, ...) check(index, {__VA_ARGS__}, ops::fixed_shape_policy<ops::TileMmaSm80, __VA_ARGS__>());
+  MLPCORE_FIXED_SHAPES(MLPCORE_CHECK_FIXED)
+#undef MLPCORE_CHECK_FIXED
 }
 
 TEST(NarrowEdges, AmdTilesKeepFullTiles) {
@@ -73,28 +110,40 @@ TEST(NarrowEdges, AmdTilesKeepFullTiles) {
 
 // The device API runs full tiles accumulating in float32: a float32 network whose kernels run narrow edges
 // is packed for it again, in full tiles, the same weights as a plan without narrow edges packs them; a
-// network whose packing serves it, or that accumulates in float16, gets no second packing.
+// network whose packing serves it runs that one, and one that accumulates in float16 gets none.
+bool full_float32_tiles(const PackedNetwork& p) {
+  return !p.f16_accumulation && std::all_of(p.layers.begin(), p.layers.end(), [](const ops::LayerDesc& l) { return l.k == 16 && l.n == 16; });
+}
+
 TEST(NarrowEdges, TheDeviceApiGetsFullTilesOfFloat32NetworksWithNarrowEdges) {
   for (const bool specialize : {false, true}) {
+    SCOPED_TRACE(specialize ? "specialized" : "compiled in");
     const Model model = relu_model({3, 64, 64, 64, 64, 1});
     const FusedPlan plan = plan_fused(model, "test", {ops::TileFamily::nvidia, specialize});
     ASSERT_TRUE(plan.narrow_input && plan.narrow_output);
-    EXPECT_FALSE(device_api_runs(pack_network<ops::TileMmaSm80>(model, plan, "test")));
-    const std::optional<PackedNetwork> second = device_api_packing<ops::TileMmaSm80>(model, plan, "test");
-    ASSERT_TRUE(second);
-    EXPECT_TRUE(device_api_runs(*second));
-    EXPECT_EQ(shapes(*second), (V{"16-16", "16-16", "16-16", "16-16", "16-16"}));
+    const BackendPacking packing = pack_for_backend<ops::TileMmaSm80>(model, plan, "test");
+    EXPECT_FALSE(full_float32_tiles(packing.kernels));
+    EXPECT_FALSE(packing.device_api_runs_kernels);
+    ASSERT_TRUE(packing.second);
+    EXPECT_EQ(packing.device_api(), &*packing.second);
+    EXPECT_TRUE(full_float32_tiles(*packing.second));
     FusedPlan full_tiles = plan;
     full_tiles.narrow_input = full_tiles.narrow_output = false;
     const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, full_tiles, "test");
-    ASSERT_EQ(second->weights.size(), expected.weights.size());
-    EXPECT_EQ(std::memcmp(second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
-    EXPECT_EQ(second->biases, expected.biases);
+    ASSERT_EQ(packing.second->weights.size(), expected.weights.size());
+    EXPECT_EQ(std::memcmp(packing.second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
+    EXPECT_EQ(packing.second->biases, expected.biases);
 
     const FusedPlan f16acc = plan_fused(model, "test", {ops::TileFamily::nvidia, specialize, true});
-    EXPECT_FALSE(device_api_packing<ops::TileMmaSm80F16Acc>(model, f16acc, "test"));
-    const Model wide = relu_model({32, 128, 128, 128, 128, 8});
-    EXPECT_FALSE(device_api_packing<ops::TileMmaSm80>(wide, plan_fused(wide, "test", {ops::TileFamily::nvidia, specialize}), "test"));
+    const BackendPacking none = pack_for_backend<ops::TileMmaSm80F16Acc>(model, f16acc, "test");
+    EXPECT_FALSE(none.device_api_runs_kernels || none.second);
+    EXPECT_EQ(none.device_api(), nullptr);
+
+    const Model wide = relu_model({32, 128, 128, 128, 128, 9});
+    const BackendPacking own = pack_for_backend<ops::TileMmaSm80>(wide, plan_fused(wide, "test", {ops::TileFamily::nvidia, specialize}), "test");
+    EXPECT_TRUE(full_float32_tiles(own.kernels));
+    EXPECT_FALSE(own.second);
+    EXPECT_EQ(own.device_api(), &own.kernels);
   }
 }
 
