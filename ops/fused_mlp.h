@@ -1,8 +1,9 @@
 #pragma once
 // The fused MLP kernel, written once against the tile interface. A wave evaluates its policy's
 // sample_tiles tiles of 16 samples at a time through every layer: the input tile is converted to float16
-// by the tile's pack2 (cvt_pkrtz on AMD, cvt.rn on NVIDIA), each layer's accumulators start from the bias, run the matrix instruction over the K tiles with the packed weights as A and the
-// activations as B, apply the activation in registers and turn into the next layer's B (to_b_layout).
+// by the tile's pack2 (cvt_pkrtz on AMD, cvt.rn on NVIDIA), each layer's accumulators start from the
+// bias, run the matrix instruction over the K tiles with the packed weights as A and the activations as
+// B, apply the activation in registers and turn into the next layer's B (to_b_layout).
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
 // Two drivers: mlp_forward<Tile, W> reads every layer's shape at run time (any depth, widths up to 16 W;
@@ -153,6 +154,22 @@ MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
   return dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(base) % (4 * sizeof(Io)) == 0;
 }
 
+// Tiles with column-vector I/O (ColumnVectorIo) use it for feature-major blocks whose every sample is in
+// the batch, where a lane's 2S consecutive samples (Tile::block_sample) start aligned: a batch that is a
+// multiple of 2S and a base aligned to 2S values.
+template <int S, class Io>
+MLPCORE_DEVICE bool columns_vectorizable(const Io* base, unsigned batch) {
+  return batch % (2 * S) == 0 && reinterpret_cast<std::uintptr_t>(base) % (2 * S * sizeof(Io)) == 0;
+}
+
+// Whether every sample of tile s of block b is in the batch.
+template <class Tile, int S>
+MLPCORE_DEVICE bool tile_in_batch(SampleBlock b, int s) {
+  int last = 0;
+  for (int n = 0; n < 16; ++n) last = Tile::block_sample(S, s, n) > last ? Tile::block_sample(S, s, n) : last;
+  return b.sample0 + static_cast<unsigned>(last) < b.batch;
+}
+
 // Where unit `unit` of sample `n` of a tile is in its rows (`dim` apart); feature-major, where sample `unit`
 // of feature `n` is (rows `dim` = batch apart: a feature-major call has at most 2^28 samples, so 16 rows
 // stay within 32 bits). 32-bit on AMD: 64-bit per-lane offsets for every element are what clang-17
@@ -174,23 +191,35 @@ template <class Tile, IoLayout L = IoLayout::sample_major, int Tiles, int S, cla
 MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
                                Float16Range& range) {
   if constexpr (L == IoLayout::feature_major) {
+    if constexpr (ColumnVectorIo<Tile>) {
+      if (b.sample0 + 16 * S <= b.batch && columns_vectorizable<S>(rows, b.batch)) {
+        MLPCORE_UNROLL
+        for (int kt = 0; kt < Tiles; ++kt) {
+          if (kt >= in_tiles) continue;
+          Tile::template load_columns<S>(act[kt], rows + static_cast<std::size_t>(kt * 16) * b.batch, b.batch, in_dim - kt * 16u);
+          MLPCORE_UNROLL
+          for (int s = 0; s < S; ++s) range.see_packed<Tile>(act[kt][s]);
+        }
+        return;
+      }
+    }
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {
-      const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
-      const bool full_tile = sample0 + 16 <= b.batch;
+      const bool full_tile = tile_in_batch<Tile, S>(b, s);
       MLPCORE_UNROLL
       for (int kt = 0; kt < Tiles; ++kt) {
         if (kt >= in_tiles) continue;
-        const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch + 16 * s;
+        const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch;
+        const auto sample = [&](int n) { return static_cast<unsigned>(Tile::block_sample(S, s, n)); };
         // 32-bit offsets on every GPU (16 rows of at most 2^28 samples): with 64-bit ones ptxas spilled
         // NVIDIA's 128-wide run-time-shaped kernel (60 B at 168 registers; none at 195 with these).
-        const auto at = [&](int f, int n) { return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + static_cast<unsigned>(n)]); };
+        const auto at = [&](int f, int n) { return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + sample(n)]); };
         const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
         act[kt][s] = [&] {
           if (full_tile && features >= 16) return load_b<Tile>(at);
           return load_b<Tile>([&](int f, int n) {
-            if (static_cast<unsigned>(f) >= features) return 0.0f;                               // padding features meet zero weights
-            return sample0 + static_cast<unsigned>(n) < b.batch ? at(f, n) : kQuietNaN;  // as below
+            if (static_cast<unsigned>(f) >= features) return 0.0f;          // padding features meet zero weights
+            return b.sample0 + sample(n) < b.batch ? at(f, n) : kQuietNaN;  // as below
           });
         }();  // (one assignment, as below: with a conditional expression, clang-19 spilled the 128-wide RDNA3 kernel)
         range.see_packed<Tile>(act[kt][s]);
@@ -227,21 +256,9 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
   }
 }
 
-// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0, in layout L.
-template <class Tile, IoLayout L = IoLayout::sample_major, class Io>
-MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* output, unsigned out_dim, unsigned sample0, unsigned batch) {
-  if constexpr (L == IoLayout::feature_major) {
-    Io* column0 = output + static_cast<std::size_t>(mt * 16) * batch + sample0;
-    const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
-    const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, n)]; };
-    if (sample0 + 16 <= batch && units >= 16)
-      store_acc<Tile>(acc, [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
-    else
-      store_acc<Tile>(acc, [&](int m, int n, float v) {
-        if (static_cast<unsigned>(Tile::acc_unit(m)) < units && sample0 + static_cast<unsigned>(n) < batch) at(m, n) = static_cast<Io>(v);
-      });
-    return;
-  }
+// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0, sample-major.
+template <class Tile, class Io>
+MLPCORE_DEVICE void store_sample_rows(const typename Tile::AccFrag& acc, int mt, Io* output, unsigned out_dim, unsigned sample0, unsigned batch) {
   Io* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
   const bool full_tile = sample0 + 16 <= batch;
   const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
@@ -255,6 +272,32 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag& acc, int mt, Io* 
       if (static_cast<unsigned>(Tile::acc_unit(m)) < units && sample0 + static_cast<unsigned>(n) < batch)
         row0[tile_row_offset(n, out_dim, Tile::acc_unit(m))] = static_cast<Io>(v);
     });
+}
+
+// Output tile mt of the accumulator rows' units (Tile::acc_unit) for block b's S sample tiles, in layout L.
+template <class Tile, IoLayout L = IoLayout::sample_major, int S, class Io>
+MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt, Io* output, unsigned out_dim, SampleBlock b) {
+  const unsigned batch = b.batch, units = out_dim - static_cast<unsigned>(mt) * 16;
+  if constexpr (L == IoLayout::feature_major) {
+    Io* column0 = output + static_cast<std::size_t>(mt * 16) * batch + b.sample0;
+    if constexpr (ColumnVectorIo<Tile>) {
+      if (b.sample0 + 16 * S <= batch && columns_vectorizable<S>(output, batch)) return Tile::template store_columns<S>(acc, column0, batch, units);
+    }
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) {
+      const auto sample = [&](int n) { return static_cast<unsigned>(Tile::block_sample(S, s, n)); };
+      const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, sample(n))]; };
+      if (tile_in_batch<Tile, S>(b, s) && units >= 16)
+        store_acc<Tile>(acc[s], [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
+      else
+        store_acc<Tile>(acc[s], [&](int m, int n, float v) {
+          if (static_cast<unsigned>(Tile::acc_unit(m)) < units && b.sample0 + sample(n) < batch) at(m, n) = static_cast<Io>(v);
+        });
+    }
+  } else {
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) store_sample_rows<Tile>(acc[s], mt, output, out_dim, b.sample0 + 16u * static_cast<unsigned>(s), batch);
+  }
 }
 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
@@ -300,15 +343,16 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       for (int kt = 0; kt < InTiles; ++kt)
         if (kt < in_tiles && mt + 1 < out_tiles) weights[kt] = upcoming[kt];
     }
-    MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s) {
-      if (last) {
+    if (last) {
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s) {
         see_float16_sums<Tile>(acc[s], range);
         activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
-        store_output<Tile, L>(acc[s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch);
-      } else if constexpr (FeedsNextLayer<Tile>) {
-        next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param, range);
       }
+      store_output<Tile, L>(acc, mt, output, net.output_dim, b);
+    } else if constexpr (FeedsNextLayer<Tile>) {
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param, range);
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
@@ -380,7 +424,10 @@ MLPCORE_DEVICE void runtime_layer(const NetworkView& net, const LayerDesc& d, bo
   if (last || !packing_applies<Tile>(d.activation))
     each([&](int mt, int s) { with_activation(d.activation, [&]<ActivationKind Kind>() { activate_tile<Tile>(acc[mt][s], Kind, d.param); }); });
   if (last) {
-    each([&](int mt, int s) { store_output<Tile, L>(acc[mt][s], mt, output, net.output_dim, b.sample0 + 16u * static_cast<unsigned>(s), b.batch); });
+    static_for<W>([&](auto tile) {
+      constexpr int mt = decltype(tile)::value;
+      if (mt < out_tiles) store_output<Tile, L>(acc[mt], mt, output, net.output_dim, b);
+    });
   } else if constexpr (FeedsNextLayer<Tile>) {
     each([&](int mt, int s) { act[mt][s] = pack_activated<Tile>(acc[mt][s], d.activation, range); });
   }
@@ -422,14 +469,17 @@ class InputPrefetch {
       kFeatureMajor ? stages_feature_major_input(Tile::kFamily, kPolicy, InTiles) && CopiesAsync<Tile> : kPolicy.prefetch_input;
   static constexpr int S = kPolicy.sample_tiles;
   static constexpr unsigned kBlockSamples = 16 * S;
-  // Feature rows of the stage, 16 bytes longer than a block's samples: a fragment element's loads (lanes
-  // of features 4t, t = 0..3, and 8 samples) then meet 2 to a bank instead of 4. (No row length that keeps
-  // cp.async's 16-byte alignment spreads all four.)
+  // Feature rows of the stage, 16 bytes longer than a block's samples: the column loads of one feature
+  // per lane (Tile::load_columns; lanes of features 4t, t = 0..3, and 8 sample groups) then take the
+  // fewest shared-memory wavefronts, features 4t of even and odd t falling in different banks (float16:
+  // 2 wavefronts for 256 bytes instead of 4). (No row length that keeps cp.async's 16-byte alignment
+  // spreads all four.)
   static constexpr unsigned kFeatureStride = kBlockSamples + 16 / sizeof(Io);
   static constexpr unsigned kChunks = 16 * InTiles * (kFeatureMajor ? kFeatureStride : kBlockSamples) * sizeof(Io) / 16;
   static_assert(kFeatureStride * sizeof(Io) % 16 == 0, "stage rows must be whole 16-byte chunks");
 
  public:
+
   MLPCORE_DEVICE InputPrefetch(const Io* input, unsigned in_dim, unsigned batch) : input_(input), in_dim_(in_dim), batch_(batch) {
     if constexpr (Enabled) {
       MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];
@@ -603,7 +653,8 @@ struct PerLayer {
 
 // Which one-tile edges of a fixed shape run narrow (kPolicy.narrow_input, .narrow_output): in a
 // compiled-in kernel, which serves models of several input and output sizes, the packing says per layer
-// (LayerDesc::k, ::n); a kernel specialized for one model knows (its plan's narrow_input, narrow_output), and has no other path.
+// (LayerDesc::k, ::n); a kernel specialized for one model knows (its plan's narrow_input, narrow_output),
+// and has no other path.
 struct PackedEdges {
   static constexpr bool kKnown = false, kNarrowIn = true, kNarrowOut = true;
 };

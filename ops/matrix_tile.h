@@ -24,6 +24,9 @@ concept SameAs = stdx::is_same_v<T, U> && stdx::is_same_v<U, T>;
 // - a_row/a_col, b_row/b_col, acc_row/acc_col: the row and column of element i of a lane's fragment;
 // - k_feature(k) and acc_unit(m): the feature a B operand holds at hardware K, and the output unit in
 //   accumulator row m (the identity where the hardware keeps the natural order);
+// - block_sample(S, s, n): the sample (from a block's first) that hardware column n of sample tile s holds
+//   in a block of S tiles: 16 s + n where nothing is gained by another order (feature-major I/O reads and
+//   writes in this order; every layer keeps a sample in its column);
 // - kBiasSlots and bias_slot(lane): lanes whose accumulators hold the same units share a packed bias;
 // - pack2(lo, hi): two floats as packed halves (cvt_pkrtz on AMD, cvt.rn.f16x2 on NVIDIA);
 // - max2(a, b): the larger of each pair of halves in two registers of packed halves, a NaN losing to a
@@ -44,6 +47,7 @@ concept MatrixTile = requires(int lane, int i, float f, std::uint32_t u, const t
   { T::acc_col(lane, i) } -> SameAs<int>;
   { T::k_feature(i) } -> SameAs<int>;
   { T::acc_unit(i) } -> SameAs<int>;
+  { T::block_sample(i, i, i) } -> SameAs<int>;
   { T::bias_slot(lane) } -> SameAs<int>;
   { T::pack2(f, f) } -> SameAs<vec<half_t, 2>>;
   { T::max2(u, u) } -> SameAs<std::uint32_t>;
@@ -68,6 +72,17 @@ concept RowVectorIo = MatrixTile<Tile> && requires(const float* in, float* out, 
   Tile::load_rows(in16, 0u, 0u);
   Tile::store_rows(acc, out, 0u, 0u);
   Tile::store_rows(acc, out16, 0u, 0u);
+};
+
+// Optional: column-vector I/O, a block of S sample tiles of a feature-major array ([dim, batch]) read or
+// written with one access per lane and feature (Tile::block_sample makes a lane's samples consecutive).
+template <class Tile>
+concept ColumnVectorIo = MatrixTile<Tile> && requires(typename Tile::BFrag (&x)[1], const typename Tile::AccFrag (&acc)[1], const float* in,
+                                                      float* out, const half_t* in16, half_t* out16) {
+  Tile::template load_columns<1>(x, in, 0u, 0u);
+  Tile::template load_columns<1>(x, in16, 0u, 0u);
+  Tile::template store_columns<1>(acc, out, 0u, 0u);
+  Tile::template store_columns<1>(acc, out16, 0u, 0u);
 };
 
 // Optional: narrow instructions for a first layer of at most 8 features or a last layer of at most 8

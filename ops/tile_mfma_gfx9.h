@@ -27,6 +27,7 @@ struct TileMfmaGfx9 {
   MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return amd::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
+  static constexpr int block_sample(int, int s, int n) { return 16 * s + n; }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 4;
   static constexpr int bias_slot(int lane) { return lane / 16; }
@@ -37,6 +38,7 @@ struct TileMfmaGfx9 {
 };
 
 static_assert(MatrixTile<TileMfmaGfx9> && FeedsNextLayer<TileMfmaGfx9>);
-static_assert(!RowVectorIo<TileMfmaGfx9> && !FoldsRelu<TileMfmaGfx9> && !HasNarrowTiles<TileMfmaGfx9> && !CopiesAsync<TileMfmaGfx9>);
+static_assert(!RowVectorIo<TileMfmaGfx9> && !ColumnVectorIo<TileMfmaGfx9> &&
+              !FoldsRelu<TileMfmaGfx9> && !HasNarrowTiles<TileMfmaGfx9> && !CopiesAsync<TileMfmaGfx9>);
 
 }  // namespace mlpcore::ops

@@ -17,17 +17,23 @@
 // layers agree; the host packs the weights and biases in that order. Then a lane holds four consecutive
 // features of each of its two samples, and the fused kernel's input and output are one 16-byte access
 // per lane and sample row (load_rows/store_rows) instead of eight 4-byte ones.
+//
+// Sample order: a lane holds hardware columns (samples) g and g + 8 (g = lane / 4) of each of a block's
+// S sample tiles; block_sample places them at samples 2S g .. 2S g + 2S - 1, so in feature-major arrays
+// ([dim, batch]) a lane's values of one feature are one 4S- or 8S-byte access (load_columns,
+// store_columns) instead of 2S 2- or 4-byte ones. Layers do not mix samples, so the order only has to
+// be the same for input and output.
 #include "ops/nv_intrinsics.h"
 #include "ops/tile_ops.h"
 
 namespace mlpcore::ops {
 
-// Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 input features runs mma.m16n8k8,
-// a last layer of at most 8 output units one m16n8k16 instead of two: Shaped<8, 16>, <16, 8> and <8, 8>
-// are this tile with K (features) or N (units) of 8, which hold features and units 0-7 in natural order
-// (hardware K 2t, 2t+1 hold features 2t, 2t+1). They serve the network's edges only: their input is
-// loaded and their output stored element by element, and a narrow-K layer's output (N = 16) is an
-// ordinary layer's operand.
+// Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 input features
+// runs mma.m16n8k8, a last layer of at most 8 output units one m16n8k16 instead of two: Shaped<8, 16>,
+// <16, 8> and <8, 8> are this tile with K (features) or N (units) of 8, which hold features and units 0-7
+// in natural order (hardware K 2t, 2t+1 hold features 2t, 2t+1). They serve the network's edges only:
+// sample-major, their input is loaded and their output stored element by element (feature-major, by
+// columns like full tiles), and a narrow-K layer's output (N = 16) is an ordinary layer's operand.
 template <class Acc, int K = 16, int N = 16>
 struct TileMmaSm80Shape {
   static_assert((K == 8 || K == 16) && (N == 8 || N == 16), "mma.m16n8k8/k16, one or two per tile");
@@ -56,6 +62,7 @@ struct TileMmaSm80Shape {
   MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return nv::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return K == 8 ? k : order16(k); }
   static constexpr int acc_unit(int m) { return N == 8 ? m : order16(m); }
+  static constexpr int block_sample(int S, int s, int n) { return 2 * S * (n % 8) + 2 * s + n / 8; }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 4;
   static constexpr int bias_slot(int lane) { return lane % 4; }
@@ -96,16 +103,56 @@ struct TileMmaSm80Shape {
     *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(vec<Acc, 4>{d[2], d[3], d[6], d[7]});
   }
 
-  // Four output values as stored: converted only where Io and the accumulator differ, float32 to
-  // float16 packed like every other conversion.
-  template <class Io>
-  MLPCORE_DEVICE static vec<Io, 4> to_io(const vec<Acc, 4>& v) {
-    if constexpr (sizeof(Io) == sizeof(Acc))
+  // The K tile of S sample tiles from a feature-major array: column0 is this tile's first feature at the
+  // block's first sample, features `stride` values apart, aligned to 2S values; features >= `features`
+  // read as zero.
+  template <int S, class Io>
+  MLPCORE_DEVICE static void load_columns(BFrag (&x)[S], const Io* column0, unsigned stride, unsigned features) {
+    constexpr int kLaneFeatures = kB / 2;  // consecutive, from kLaneFeatures * (lane % 4)
+    const unsigned lane = lane_id(), f0 = kLaneFeatures * (lane % 4);
+    vec<Io, 2 * S> v[kLaneFeatures];
+    MLPCORE_UNROLL
+    for (int j = 0; j < kLaneFeatures; ++j)
+      v[j] = f0 + j < features ? *reinterpret_cast<const vec<Io, 2 * S>*>(column0 + (f0 + j) * stride + 2 * S * (lane / 4)) : vec<Io, 2 * S>{};
+    const auto value = [&](int s, int i) { return v[k_feature(b_row(0, i))][block_sample(S, s, b_col(0, i))]; };
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) {
+      if constexpr (sizeof(Io) == sizeof(half_t)) {
+        MLPCORE_UNROLL
+        for (int i = 0; i < kB; ++i) x[s][i] = value(s, i);
+      } else {
+        x[s] = pack_pairs<TileMmaSm80Shape, BFrag>([&](int i) { return value(s, i); });
+      }
+    }
+  }
+  // The inverse for one output tile of S sample tiles: units >= `units` are not written.
+  template <int S, class Io>
+  MLPCORE_DEVICE static void store_columns(const AccFrag (&d)[S], Io* column0, unsigned stride, unsigned units) {
+    constexpr int kLaneUnits = kAcc / 2;  // consecutive, from kLaneUnits * (lane % 4)
+    const unsigned lane = lane_id(), u0 = kLaneUnits * (lane % 4);
+    vec<Acc, 2 * S> v[kLaneUnits];
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s)
+      MLPCORE_UNROLL
+      for (int i = 0; i < kAcc; ++i) v[acc_unit(acc_row(0, i))][block_sample(S, s, acc_col(0, i))] = d[s][i];
+    MLPCORE_UNROLL
+    for (int j = 0; j < kLaneUnits; ++j)
+      if (u0 + j < units) *reinterpret_cast<vec<Io, 2 * S>*>(column0 + (u0 + j) * stride + 2 * S * (lane / 4)) = to_io<Io>(v[j]);
+  }
+
+  // Output values as stored (an even count): converted only where Io and the accumulator differ,
+  // float32 to float16 packed like every other conversion.
+  template <class Io, int M>
+  MLPCORE_DEVICE static vec<Io, M> to_io(const vec<Acc, M>& v) {
+    if constexpr (sizeof(Io) == sizeof(Acc)) {
       return v;
-    else if constexpr (sizeof(Io) == sizeof(half_t))
-      return pack_floats<TileMmaSm80Shape, vec<Io, 4>>(v);
-    else
-      return vec<Io, 4>{static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), static_cast<float>(v[3])};
+    } else if constexpr (sizeof(Io) == sizeof(half_t)) {
+      return pack_floats<TileMmaSm80Shape, vec<Io, M>>(v);
+    } else {
+      vec<Io, M> f;
+      for (int i = 0; i < M; ++i) f[i] = static_cast<float>(v[i]);
+      return f;
+    }
   }
 
   // Copies that run while the warp computes (FusedPolicy::prefetch_input): 16 bytes global -> shared.
@@ -166,11 +213,14 @@ using TileMmaSm80 = TileMmaSm80Shape<float>;
 using TileMmaSm80F16Acc = TileMmaSm80Shape<half_t>;
 
 static_assert(MatrixTile<TileMmaSm80> && FeedsNextLayer<TileMmaSm80> && FoldsRelu<TileMmaSm80> && RowVectorIo<TileMmaSm80> &&
-              HasNarrowTiles<TileMmaSm80> && CopiesAsync<TileMmaSm80>);
+              ColumnVectorIo<TileMmaSm80> && HasNarrowTiles<TileMmaSm80> && CopiesAsync<TileMmaSm80>);
 static_assert(MatrixTile<TileMmaSm80F16Acc> && FeedsNextLayer<TileMmaSm80F16Acc> && FoldsRelu<TileMmaSm80F16Acc> &&
-              RowVectorIo<TileMmaSm80F16Acc> && HasNarrowTiles<TileMmaSm80F16Acc> && CopiesAsync<TileMmaSm80F16Acc>);
-// The narrow shapes: a last layer's (N = 8) output feeds nothing, and only whole tiles have row-vector I/O.
+              RowVectorIo<TileMmaSm80F16Acc> && ColumnVectorIo<TileMmaSm80F16Acc> && HasNarrowTiles<TileMmaSm80F16Acc> &&
+              CopiesAsync<TileMmaSm80F16Acc>);
+// The narrow shapes: a last layer's (N = 8) output feeds nothing; only whole tiles have row-vector I/O, every
+// shape column-vector I/O.
 static_assert(FeedsNextLayer<TileMmaSm80::Shaped<8, 16>> && !FeedsNextLayer<TileMmaSm80::Shaped<16, 8>> &&
-              !RowVectorIo<TileMmaSm80::Shaped<8, 16>>);
+              !RowVectorIo<TileMmaSm80::Shaped<8, 16>> && ColumnVectorIo<TileMmaSm80::Shaped<8, 16>> &&
+              ColumnVectorIo<TileMmaSm80::Shaped<16, 8>>);
 
 }  // namespace mlpcore::ops

@@ -28,6 +28,7 @@ struct TileWmmaGfx11 {
   MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return amd::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return k; }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
+  static constexpr int block_sample(int, int s, int n) { return 16 * s + n; }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 2;
   static constexpr int bias_slot(int lane) { return lane / 16; }
@@ -57,6 +58,7 @@ struct TileWmmaGfx11 {
 };
 
 static_assert(MatrixTile<TileWmmaGfx11> && FeedsNextLayer<TileWmmaGfx11>);
-static_assert(!RowVectorIo<TileWmmaGfx11> && !FoldsRelu<TileWmmaGfx11> && !HasNarrowTiles<TileWmmaGfx11> && !CopiesAsync<TileWmmaGfx11>);
+static_assert(!RowVectorIo<TileWmmaGfx11> && !ColumnVectorIo<TileWmmaGfx11> &&
+              !FoldsRelu<TileWmmaGfx11> && !HasNarrowTiles<TileWmmaGfx11> && !CopiesAsync<TileWmmaGfx11>);
 
 }  // namespace mlpcore::ops

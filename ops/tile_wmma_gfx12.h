@@ -30,6 +30,7 @@ struct TileWmmaGfx12 {
   MLPCORE_DEVICE static std::uint32_t abs2(std::uint32_t x) { return amd::abs_f16x2(x); }
   static constexpr int k_feature(int k) { return k % 4 + 4 * (k / 8) + 8 * (k / 4 % 2); }
   static constexpr int acc_unit(int m) { return m; }  // accumulator row m holds output unit m
+  static constexpr int block_sample(int, int s, int n) { return 16 * s + n; }
   // Lanes whose accumulators hold the same units: the host packs one bias fragment per slot.
   static constexpr int kBiasSlots = 2;
   static constexpr int bias_slot(int lane) { return lane / 16; }
@@ -43,6 +44,7 @@ struct TileWmmaGfx12 {
 };
 
 static_assert(MatrixTile<TileWmmaGfx12> && FeedsNextLayer<TileWmmaGfx12>);
-static_assert(!RowVectorIo<TileWmmaGfx12> && !FoldsRelu<TileWmmaGfx12> && !HasNarrowTiles<TileWmmaGfx12> && !CopiesAsync<TileWmmaGfx12>);
+static_assert(!RowVectorIo<TileWmmaGfx12> && !ColumnVectorIo<TileWmmaGfx12> &&
+              !FoldsRelu<TileWmmaGfx12> && !HasNarrowTiles<TileWmmaGfx12> && !CopiesAsync<TileWmmaGfx12>);
 
 }  // namespace mlpcore::ops

@@ -7,11 +7,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "engine/src/backend.h"
@@ -102,8 +102,8 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
-  // Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 features packed for K = 8, a
-  // last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
+  // Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 features packed
+  // for K = 8, a last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
     const int k = plan.narrow_input && li == 0 ? 8 : 16, n = plan.narrow_output && li + 1 == model.layers.size() ? 8 : 16;
@@ -118,20 +118,28 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char
 // every network that accumulates in float32; with float16 accumulators the device API runs neither (a
 // backend then offers no view, and says why with no_device_view).
 struct BackendPacking {
+  struct TheKernels {};  // the device API runs the kernels' packing as it is
   PackedNetwork kernels;
-  bool device_api_runs_kernels = false;  // the device API runs `kernels` as they are
-  std::optional<PackedNetwork> second;   // else the device API's own packing, if any
+  std::variant<std::monostate, TheKernels, PackedNetwork> for_device_api;  // none, the kernels', or its own
+
   // The packing the device API runs; null where it runs none.
-  const PackedNetwork* device_api() const { return device_api_runs_kernels ? &kernels : second ? &*second : nullptr; }
+  const PackedNetwork* device_api() const {
+    return std::holds_alternative<TheKernels>(for_device_api) ? &kernels : device_api_own();
+  }
+  // The device API's own packing, where it is not the kernels'.
+  const PackedNetwork* device_api_own() const { return std::get_if<PackedNetwork>(&for_device_api); }
 };
 
 template <class Tile>
 BackendPacking pack_for_backend(const Model& model, const FusedPlan& plan, const char* backend) {
-  BackendPacking b{pack_network<Tile>(model, plan, backend), !plan.f16_accumulation && !plan.narrow_input && !plan.narrow_output, std::nullopt};
-  if (!plan.f16_accumulation && !b.device_api_runs_kernels) {
+  BackendPacking b{pack_network<Tile>(model, plan, backend), std::monostate{}};
+  if (plan.f16_accumulation) return b;
+  if (!plan.narrow_input && !plan.narrow_output) {
+    b.for_device_api = BackendPacking::TheKernels{};
+  } else {
     FusedPlan full_tiles = plan;
     full_tiles.narrow_input = full_tiles.narrow_output = false;
-    b.second = pack_network<Tile>(model, full_tiles, backend);
+    b.for_device_api = pack_network<Tile>(model, full_tiles, backend);
   }
   return b;
 }

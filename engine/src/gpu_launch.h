@@ -22,11 +22,11 @@ struct UploadedNetwork {
       : weights(upload(rt, packing.kernels.weights)), biases(upload(rt, packing.kernels.biases)), layers(upload(rt, packing.kernels.layers)),
         enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})),
         view(network_view_of(weights->get(), biases->get(), layers->get(), packing.kernels)) {
-    if (packing.device_api_runs_kernels) {
+    if (const PackedNetwork* own = packing.device_api_own()) {
+      device_api_arrays = {upload(rt, own->weights), upload(rt, own->biases), upload(rt, own->layers)};
+      device_view = device_view_of(device_api_arrays[0]->get(), device_api_arrays[1]->get(), device_api_arrays[2]->get(), *own);
+    } else if (packing.device_api()) {
       device_view = device_view_of(weights->get(), view.biases, layers->get(), packing.kernels);
-    } else if (const std::optional<PackedNetwork>& second = packing.second) {
-      device_api_arrays = {upload(rt, second->weights), upload(rt, second->biases), upload(rt, second->layers)};
-      device_view = device_view_of(device_api_arrays[0]->get(), device_api_arrays[1]->get(), device_api_arrays[2]->get(), *second);
     }
   }
 

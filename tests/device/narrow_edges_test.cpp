@@ -123,26 +123,26 @@ TEST(NarrowEdges, TheDeviceApiGetsFullTilesOfFloat32NetworksWithNarrowEdges) {
     ASSERT_TRUE(plan.narrow_input && plan.narrow_output);
     const BackendPacking packing = pack_for_backend<ops::TileMmaSm80>(model, plan, "test");
     EXPECT_FALSE(full_float32_tiles(packing.kernels));
-    EXPECT_FALSE(packing.device_api_runs_kernels);
-    ASSERT_TRUE(packing.second);
-    EXPECT_EQ(packing.device_api(), &*packing.second);
-    EXPECT_TRUE(full_float32_tiles(*packing.second));
+    const PackedNetwork* second = packing.device_api_own();
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(packing.device_api(), second);
+    EXPECT_TRUE(full_float32_tiles(*second));
     FusedPlan full_tiles = plan;
     full_tiles.narrow_input = full_tiles.narrow_output = false;
     const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, full_tiles, "test");
-    ASSERT_EQ(packing.second->weights.size(), expected.weights.size());
-    EXPECT_EQ(std::memcmp(packing.second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
-    EXPECT_EQ(packing.second->biases, expected.biases);
+    ASSERT_EQ(second->weights.size(), expected.weights.size());
+    EXPECT_EQ(std::memcmp(second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
+    EXPECT_EQ(second->biases, expected.biases);
 
     const FusedPlan f16acc = plan_fused(model, "test", {ops::TileFamily::nvidia, specialize, true});
     const BackendPacking none = pack_for_backend<ops::TileMmaSm80F16Acc>(model, f16acc, "test");
-    EXPECT_FALSE(none.device_api_runs_kernels || none.second);
+    EXPECT_EQ(none.device_api_own(), nullptr);
     EXPECT_EQ(none.device_api(), nullptr);
 
     const Model wide = relu_model({32, 128, 128, 128, 128, 9});
     const BackendPacking own = pack_for_backend<ops::TileMmaSm80>(wide, plan_fused(wide, "test", {ops::TileFamily::nvidia, specialize}), "test");
     EXPECT_TRUE(full_float32_tiles(own.kernels));
-    EXPECT_FALSE(own.second);
+    EXPECT_EQ(own.device_api_own(), nullptr);
     EXPECT_EQ(own.device_api(), &own.kernels);
   }
 }

@@ -110,6 +110,19 @@ TYPED_TEST(TileMath, FeatureAndUnitOrdersArePermutations) {
   EXPECT_EQ(*units.rbegin(), 15);
 }
 
+// A block's sample order (block_sample) is a permutation of its 16 S samples: feature-major I/O reads and
+// writes every sample once.
+TYPED_TEST(TileMath, BlockSampleOrderIsAPermutation) {
+  for (int S = 1; S <= 2; ++S) {
+    std::set<int> samples;
+    for (int s = 0; s < S; ++s)
+      for (int n = 0; n < 16; ++n) samples.insert(TypeParam::block_sample(S, s, n));
+    EXPECT_EQ(samples.size(), 16u * S) << S << " sample tiles";
+    EXPECT_EQ(*samples.begin(), 0);
+    EXPECT_EQ(*samples.rbegin(), 16 * S - 1);
+  }
+}
+
 // Lanes of one bias slot share one packed bias accumulator, so they must hold the same units.
 TYPED_TEST(TileMath, BiasSlotsGroupLanesHoldingTheSameUnits) {
   using T = TypeParam;
@@ -161,6 +174,70 @@ TYPED_TEST(ShapedTileMath, SingleTileMatchesFloat64) {
   EXPECT_EQ(*units.rbegin(), n_size - 1);
   expect_single_tile_matches_float64<T>(k_size, n_size, 30);
 }
+
+// Column-vector I/O (a feature-major block of S sample tiles) against the tile's geometry: fragment element
+// i of tile s holds feature k_feature(b_row) at sample block_sample(S, s, b_col), features past the count
+// as zero; a stored accumulator element lands at its unit and sample, and nothing else of the NaN-poisoned
+// array is written (neither units past the count nor the rows' padding).
+template <class Tile>
+class ColumnIo : public ::testing::Test {};
+using ColumnIoTiles = ::testing::Types<ops::TileMmaSm80, ops::TileMmaSm80F16Acc, ops::TileMmaSm80::Shaped<8, 16>,
+                                       ops::TileMmaSm80F16Acc::Shaped<16, 8>, ops::TileMmaSm80::Shaped<16, 8>>;
+TYPED_TEST_SUITE(ColumnIo, ColumnIoTiles);
+
+// Values exact in float16, one per (feature or unit, sample).
+float column_code(int row, int sample) { return static_cast<float>(row * 64 + sample); }
+
+template <class Tile, int S, class Io>
+void expect_column_io() {
+  constexpr int kStride = 16 * S + 8;  // samples per row: 8 of padding past the block
+  const int k_size = 2 * Tile::kB, n_size = 2 * Tile::kAcc;
+  std::vector<Io> in(16 * kStride);
+  for (int f = 0; f < 16; ++f)
+    for (int q = 0; q < kStride; ++q) in[f * kStride + q] = static_cast<Io>(column_code(f, q));
+  for (const unsigned features : {16u, 5u}) {
+    std::vector<float> got(Tile::kWave * S * Tile::kB, NAN);
+    run<Tile>([&] {
+      typename Tile::BFrag x[S];
+      Tile::template load_columns<S>(x, in.data(), kStride, features);
+      const int lane = static_cast<int>(ops::lane_id());
+      for (int s = 0; s < S; ++s)
+        for (int i = 0; i < Tile::kB; ++i) got[(lane * S + s) * Tile::kB + i] = static_cast<float>(x[s][i]);
+    });
+    for (int lane = 0; lane < Tile::kWave; ++lane)
+      for (int s = 0; s < S; ++s)
+        for (int i = 0; i < Tile::kB; ++i) {
+          const int f = Tile::k_feature(Tile::b_row(lane, i)), q = Tile::block_sample(S, s, Tile::b_col(lane, i));
+          ASSERT_LT(f, k_size);
+          EXPECT_EQ(got[(lane * S + s) * Tile::kB + i], f < static_cast<int>(features) ? column_code(f, q) : 0.0f)
+              << S << " sample tiles, " << features << " features, lane " << lane << " tile " << s << " element " << i;
+        }
+  }
+  for (const unsigned units : {16u, 3u}) {
+    std::vector<Io> out(16 * kStride, static_cast<Io>(NAN));
+    run<Tile>([&] {
+      typename Tile::AccFrag d[S];
+      const int lane = static_cast<int>(ops::lane_id());
+      for (int s = 0; s < S; ++s)
+        for (int i = 0; i < Tile::kAcc; ++i)
+          d[s][i] = column_code(Tile::acc_unit(Tile::acc_row(lane, i)), Tile::block_sample(S, s, Tile::acc_col(lane, i)));
+      Tile::template store_columns<S>(d, out.data(), kStride, units);
+    });
+    for (int u = 0; u < 16; ++u)
+      for (int q = 0; q < kStride; ++q) {
+        const float v = static_cast<float>(out[u * kStride + q]);
+        if (u < static_cast<int>(units) && u < n_size && q < 16 * S)
+          EXPECT_EQ(v, column_code(u, q)) << S << " sample tiles, " << units << " units, unit " << u << " sample " << q;
+        else
+          EXPECT_TRUE(std::isnan(v)) << S << " sample tiles, " << units << " units: written at unit " << u << " sample " << q;
+      }
+  }
+}
+
+TYPED_TEST(ColumnIo, Float32OneSampleTile) { expect_column_io<TypeParam, 1, float>(); }
+TYPED_TEST(ColumnIo, Float32TwoSampleTiles) { expect_column_io<TypeParam, 2, float>(); }
+TYPED_TEST(ColumnIo, Float16OneSampleTile) { expect_column_io<TypeParam, 1, ops::half_t>(); }
+TYPED_TEST(ColumnIo, Float16TwoSampleTiles) { expect_column_io<TypeParam, 2, ops::half_t>(); }
 
 TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {
   std::mt19937 rng(20);
