@@ -120,8 +120,7 @@ MLPCORE_DEVICE bool packing_applies(ActivationKind kind) {
 template <class Tile>
 MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
   see_float16_sums<Tile>(acc, range);
-  if (packing_applies<Tile>(kind)) return pack_activated<Tile>(acc, kind, range);
-  activate_tile<Tile>(acc, kind, param);
+  if (!packing_applies<Tile>(kind)) activate_tile<Tile>(acc, kind, param);
   return pack_activated<Tile>(acc, kind, range);
 }
 
@@ -162,12 +161,24 @@ MLPCORE_DEVICE bool columns_vectorizable(const Io* base, unsigned batch) {
   return batch % (2 * S) == 0 && reinterpret_cast<std::uintptr_t>(base) % (2 * S * sizeof(Io)) == 0;
 }
 
+// Sample n of tile s of a block of S tiles (Tile::block_sample), counted from the block's first.
+template <class Tile, int S>
+MLPCORE_DEVICE unsigned sample_in_block(int s, int n) {
+  return static_cast<unsigned>(Tile::block_sample(S, s, n));
+}
+
+// Whether every sample of block b's S tiles is in the batch.
+template <int S>
+MLPCORE_DEVICE bool block_in_batch(SampleBlock b) {
+  return b.sample0 + 16u * S <= b.batch;
+}
+
 // Whether every sample of tile s of block b is in the batch.
 template <class Tile, int S>
 MLPCORE_DEVICE bool tile_in_batch(SampleBlock b, int s) {
-  int last = 0;
-  for (int n = 0; n < 16; ++n) last = Tile::block_sample(S, s, n) > last ? Tile::block_sample(S, s, n) : last;
-  return b.sample0 + static_cast<unsigned>(last) < b.batch;
+  unsigned last = 0;
+  for (int n = 0; n < 16; ++n) last = sample_in_block<Tile, S>(s, n) > last ? sample_in_block<Tile, S>(s, n) : last;
+  return b.sample0 + last < b.batch;
 }
 
 // Where unit `unit` of sample `n` of a tile is in its rows (`dim` apart); feature-major, where sample `unit`
@@ -192,7 +203,7 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
                                Float16Range& range) {
   if constexpr (L == IoLayout::feature_major) {
     if constexpr (ColumnVectorIo<Tile>) {
-      if (b.sample0 + 16 * S <= b.batch && columns_vectorizable<S>(rows, b.batch)) {
+      if (block_in_batch<S>(b) && columns_vectorizable<S>(rows, b.batch)) {
         MLPCORE_UNROLL
         for (int kt = 0; kt < Tiles; ++kt) {
           if (kt >= in_tiles) continue;
@@ -210,16 +221,17 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
       for (int kt = 0; kt < Tiles; ++kt) {
         if (kt >= in_tiles) continue;
         const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch;
-        const auto sample = [&](int n) { return static_cast<unsigned>(Tile::block_sample(S, s, n)); };
         // 32-bit offsets on every GPU (16 rows of at most 2^28 samples): with 64-bit ones ptxas spilled
         // NVIDIA's 128-wide run-time-shaped kernel (60 B at 168 registers; none at 195 with these).
-        const auto at = [&](int f, int n) { return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + sample(n)]); };
+        const auto at = [&](int f, int n) {
+          return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + sample_in_block<Tile, S>(s, n)]);
+        };
         const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
         act[kt][s] = [&] {
           if (full_tile && features >= 16) return load_b<Tile>(at);
           return load_b<Tile>([&](int f, int n) {
             if (static_cast<unsigned>(f) >= features) return 0.0f;          // padding features meet zero weights
-            return b.sample0 + sample(n) < b.batch ? at(f, n) : kQuietNaN;  // as below
+            return b.sample0 + sample_in_block<Tile, S>(s, n) < b.batch ? at(f, n) : kQuietNaN;  // as below
           });
         }();  // (one assignment, as below: with a conditional expression, clang-19 spilled the 128-wide RDNA3 kernel)
         range.see_packed<Tile>(act[kt][s]);
@@ -281,17 +293,16 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt,
   if constexpr (L == IoLayout::feature_major) {
     Io* column0 = output + static_cast<std::size_t>(mt * 16) * batch + b.sample0;
     if constexpr (ColumnVectorIo<Tile>) {
-      if (b.sample0 + 16 * S <= batch && columns_vectorizable<S>(output, batch)) return Tile::template store_columns<S>(acc, column0, batch, units);
+      if (block_in_batch<S>(b) && columns_vectorizable<S>(output, batch)) return Tile::template store_columns<S>(acc, column0, batch, units);
     }
     MLPCORE_UNROLL
     for (int s = 0; s < S; ++s) {
-      const auto sample = [&](int n) { return static_cast<unsigned>(Tile::block_sample(S, s, n)); };
-      const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, sample(n))]; };
+      const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, sample_in_block<Tile, S>(s, n))]; };
       if (tile_in_batch<Tile, S>(b, s) && units >= 16)
         store_acc<Tile>(acc[s], [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
       else
         store_acc<Tile>(acc[s], [&](int m, int n, float v) {
-          if (static_cast<unsigned>(Tile::acc_unit(m)) < units && b.sample0 + sample(n) < batch) at(m, n) = static_cast<Io>(v);
+          if (static_cast<unsigned>(Tile::acc_unit(m)) < units && b.sample0 + sample_in_block<Tile, S>(s, n) < batch) at(m, n) = static_cast<Io>(v);
         });
     }
   } else {
@@ -479,7 +490,6 @@ class InputPrefetch {
   static_assert(kFeatureStride * sizeof(Io) % 16 == 0, "stage rows must be whole 16-byte chunks");
 
  public:
-
   MLPCORE_DEVICE InputPrefetch(const Io* input, unsigned in_dim, unsigned batch) : input_(input), in_dim_(in_dim), batch_(batch) {
     if constexpr (Enabled) {
       MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];

@@ -47,6 +47,22 @@ std::size_t mma_floor(const FusedPlan& p) {
 // accumulators: 96 registers and 12 bytes, or 252 registers and none with room for only one block); more
 // than kMaxSpillBytes (engine/src/specialize.h) would mean the kernel's working set no longer fits.
 
+// Where a CUDA driver is installed, NVRTC 12.9 and later take a cubin they built before from the driver's
+// compute cache without running ptxas; mlpcore asks for a fresh compile (--no-cache), so that ptxas's
+// report, which decides a kernel's register bound (compile_kernel), comes with every compile.
+TEST(NvrtcCompile, EveryCompileReportsItsSpillsTheSameSourceAgainToo) {
+  SKIP_WITHOUT_NVRTC();
+  const auto cases = test::specialized_cases();
+  ASSERT_EQ(cases[1].name, "32-32x2-3");
+  const FusedPlan plan = plan_fused(cases[1].model, "test", {ops::TileFamily::nvidia, true});
+  const std::string source = kernel_source(specialized_source(plan), specialized_kernels(plan).front());
+  for (int i = 1; i <= 2; ++i) {
+    const CompiledCode c = nvrtc().compile_code(source, "sm_90");
+    EXPECT_TRUE(c.reports_spills) << "compile " << i << ":\n" << c.log;
+    EXPECT_NE(c.log.find(" registers"), std::string::npos) << "compile " << i << ":\n" << c.log;
+  }
+}
+
 TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
   SKIP_WITHOUT_NVRTC();
   for (const auto& c : test::specialized_cases()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "mlpcore/error.h"
 
@@ -12,14 +13,19 @@ Nvrtc::Nvrtc(const char* library)
                       {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"}) {
   lib_.bind(get_ptx_size_, "nvrtcGetPTXSize");
   lib_.bind(get_ptx_, "nvrtcGetPTX");
+  takes_no_cache_ = version_at_least(12, 9);
 }
 
 CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target) const {
   // "sm_90", checked by the caller (nvidia_target). -default-device: constexpr helpers without __device__
   // (the tiles' geometry) are callable in kernels, as nvcc's --expt-relaxed-constexpr allows; ptxas -v
-  // reports registers and spills in the log.
+  // reports registers and spills in the log. --no-cache (NVRTC 12.9 and later): where a CUDA driver is
+  // installed, NVRTC would otherwise take a cubin it built before from the driver's compute cache, without
+  // running ptxas and so without its report (an H100 kept a kernel that spilled 1 KB to fit its register
+  // bound, 5 times slower; engine/src/specialize.cpp). mlpcore's own kernel cache keeps compiled kernels.
   const std::string arch_option = "-arch=" + target;
-  const char* options[] = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
+  std::vector<const char*> options = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
+  if (takes_no_cache_) options.push_back("--no-cache");
   CompiledCode out;
   RuntimeCompiler::Output compiled = RuntimeCompiler::compile(source, "NVRTC (" + target + ")", options, [&](void* program) {
     std::size_t size = 0;
@@ -32,6 +38,7 @@ CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& t
   out.code = std::move(compiled.code);
   out.log = std::move(compiled.log);
   out.local_arrays = out.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
+  out.reports_spills = out.log.find(" bytes spill stores") != std::string::npos;
   for (const std::string spills : {" bytes spill stores", " bytes spill loads"})  // ptxas -v, per kernel
     for (std::size_t at = out.log.find(spills); at != std::string::npos; at = out.log.find(spills, at + 1)) {
       const std::size_t digits = out.log.find_last_not_of("0123456789", at - 1) + 1;

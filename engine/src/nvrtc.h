@@ -19,6 +19,7 @@ class Nvrtc final : public RuntimeCompiler {
  private:
   int (*get_ptx_size_)(void*, std::size_t*) = nullptr;
   int (*get_ptx_)(void*, char*) = nullptr;
+  bool takes_no_cache_ = false;  // NVRTC 12.9 and later
 };
 
 // This process's, loaded once.

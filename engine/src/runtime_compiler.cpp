@@ -32,6 +32,12 @@ std::string RuntimeCompiler::version() const {
   return std::string(names_.product) + " " + std::to_string(major) + "." + std::to_string(minor);
 }
 
+bool RuntimeCompiler::version_at_least(int major, int minor) const {
+  int has_major = 0, has_minor = 0;
+  if (!loaded() || version_(&has_major, &has_minor) != kSuccess) return false;
+  return has_major > major || (has_major == major && has_minor >= minor);
+}
+
 std::string RuntimeCompiler::describe(int result) const {
   const char* s = get_error_string_ ? get_error_string_(result) : nullptr;
   return s ? s : std::string(names_.prefix) + "Result " + std::to_string(result);

@@ -20,6 +20,7 @@ struct CompiledCode {
   std::string assembly;       // what the code was assembled from, where the compiler gives it (NVRTC: PTX)
   std::string log;            // the compiler's messages (NVRTC: ptxas's registers, stack frame and spills)
   int spill_bytes = 0;        // the most bytes of registers a kernel spilled, where the compiler tells (NVRTC: ptxas)
+  bool reports_spills = false;  // whether the compiler told (spill_bytes is then known)
 };
 
 // NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).
@@ -46,6 +47,7 @@ class RuntimeCompiler : public KernelCompiler {
   const std::string& load_error() const { return lib_.error(); }
   const char* product() const { return names_.product; }  // "NVRTC"
   std::string version() const override;
+  bool version_at_least(int major, int minor) const;  // false where the library does not say
 
   struct Output {
     std::vector<std::byte> code;

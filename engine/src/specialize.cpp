@@ -72,7 +72,7 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
   CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
   FusedPlan again = plan;
   if (c.local_arrays) again.policy.compiler_unrolls_tiles = false;
-  if (c.spill_bytes > kMaxSpillBytes) again.policy.min_blocks = 0;
+  if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) again.policy.min_blocks = 0;
   if (again.policy == plan.policy) return c;
   return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
 }

@@ -38,7 +38,8 @@ constexpr int kMaxSpillBytes = 48;
 // - it left the output tiles it was to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their
 //   arrays in local memory: compiled again with them unrolled by construction (NVRTC takes about twice
 //   as long);
-// - it spilled more than kMaxSpillBytes to fit the policy's register bound: compiled again without it.
+// - it spilled more than kMaxSpillBytes to fit the policy's register bound, or did not say how much it
+//   spilled: compiled again without the bound.
 // The cache key stays the plan's source's.
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler);

@@ -74,12 +74,12 @@ inline std::vector<SpecializedCase> specialized_cases() {
   return cases;
 }
 
-// The file the generator writes case c's source for variant v to.
 // The specialized source of a plan, or for a network too large to specialize, a note saying so.
 inline std::string source_or_note(const detail::FusedPlan& plan) {
   return plan.kind == detail::KernelKind::specialized ? detail::specialized_source(plan) : "// not specialized: " + plan.describe() + "\n";
 }
 
+// The file the generator writes case c's source for variant v to.
 inline std::string specialized_source_file(std::size_t c, const SpecializedVariant& v) {
   return "case" + std::to_string(c) + "_" + v.name + ".cu";
 }
