@@ -177,7 +177,10 @@ MLPCORE_DEVICE bool block_in_batch(SampleBlock b) {
 template <class Tile, int S>
 MLPCORE_DEVICE bool tile_in_batch(SampleBlock b, int s) {
   unsigned last = 0;
-  for (int n = 0; n < 16; ++n) last = sample_in_block<Tile, S>(s, n) > last ? sample_in_block<Tile, S>(s, n) : last;
+  for (int n = 0; n < 16; ++n) {
+    const unsigned at = sample_in_block<Tile, S>(s, n);
+    last = at > last ? at : last;
+  }
   return b.sample0 + last < b.batch;
 }
 

@@ -1,7 +1,9 @@
 #include "engine/src/nvrtc.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlpcore/error.h"
@@ -13,16 +15,17 @@ Nvrtc::Nvrtc(const char* library)
                       {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"}) {
   lib_.bind(get_ptx_size_, "nvrtcGetPTXSize");
   lib_.bind(get_ptx_, "nvrtcGetPTX");
-  takes_no_cache_ = version_at_least(12, 9);
+  takes_no_cache_ = version_number() >= std::optional{std::pair{12, 9}};  // nullopt (unknown) is the least
 }
 
 CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target) const {
   // "sm_90", checked by the caller (nvidia_target). -default-device: constexpr helpers without __device__
   // (the tiles' geometry) are callable in kernels, as nvcc's --expt-relaxed-constexpr allows; ptxas -v
-  // reports registers and spills in the log. --no-cache (NVRTC 12.9 and later): where a CUDA driver is
-  // installed, NVRTC would otherwise take a cubin it built before from the driver's compute cache, without
-  // running ptxas and so without its report (an H100 kept a kernel that spilled 1 KB to fit its register
-  // bound, 5 times slower; engine/src/specialize.cpp). mlpcore's own kernel cache keeps compiled kernels.
+  // reports registers and spills in the log. --no-cache (NVRTC 12.9 and later, the release whose guide
+  // adds "Caching"): where a CUDA driver is installed, NVRTC would otherwise take a cubin it built before
+  // from the driver's compute cache, without running ptxas and so without its report (an H100 kept a
+  // kernel that spilled 1 KB to fit its register bound, 5 times slower; engine/src/specialize.cpp).
+  // mlpcore's own kernel cache keeps compiled kernels.
   const std::string arch_option = "-arch=" + target;
   std::vector<const char*> options = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
   if (takes_no_cache_) options.push_back("--no-cache");
@@ -38,9 +41,9 @@ CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& t
   out.code = std::move(compiled.code);
   out.log = std::move(compiled.log);
   out.local_arrays = out.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
-  out.reports_spills = out.log.find(" bytes spill stores") != std::string::npos;
   for (const std::string spills : {" bytes spill stores", " bytes spill loads"})  // ptxas -v, per kernel
     for (std::size_t at = out.log.find(spills); at != std::string::npos; at = out.log.find(spills, at + 1)) {
+      out.reports_spills = true;
       const std::size_t digits = out.log.find_last_not_of("0123456789", at - 1) + 1;
       if (digits < at) out.spill_bytes = std::max(out.spill_bytes, std::stoi(out.log.substr(digits, at - digits)));
     }

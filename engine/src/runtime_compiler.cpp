@@ -26,16 +26,16 @@ RuntimeCompiler::RuntimeCompiler(const char* library, const RuntimeCompilerNames
   lib_.bind(get_code_, (p + "Get" + names.code).c_str());
 }
 
-std::string RuntimeCompiler::version() const {
+std::optional<std::pair<int, int>> RuntimeCompiler::version_number() const {
   int major = 0, minor = 0;
-  if (!loaded() || version_(&major, &minor) != kSuccess) return std::string(names_.product) + " (unknown version)";
-  return std::string(names_.product) + " " + std::to_string(major) + "." + std::to_string(minor);
+  if (!loaded() || version_(&major, &minor) != kSuccess) return std::nullopt;
+  return std::pair{major, minor};
 }
 
-bool RuntimeCompiler::version_at_least(int major, int minor) const {
-  int has_major = 0, has_minor = 0;
-  if (!loaded() || version_(&has_major, &has_minor) != kSuccess) return false;
-  return has_major > major || (has_major == major && has_minor >= minor);
+std::string RuntimeCompiler::version() const {
+  const auto v = version_number();
+  if (!v) return std::string(names_.product) + " (unknown version)";
+  return std::string(names_.product) + " " + std::to_string(v->first) + "." + std::to_string(v->second);
 }
 
 std::string RuntimeCompiler::describe(int result) const {

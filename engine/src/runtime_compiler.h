@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/src/dynamic_library.h"
@@ -47,7 +49,7 @@ class RuntimeCompiler : public KernelCompiler {
   const std::string& load_error() const { return lib_.error(); }
   const char* product() const { return names_.product; }  // "NVRTC"
   std::string version() const override;
-  bool version_at_least(int major, int minor) const;  // false where the library does not say
+  std::optional<std::pair<int, int>> version_number() const;  // {major, minor}, where the library says
 
   struct Output {
     std::vector<std::byte> code;
