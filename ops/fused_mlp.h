@@ -154,11 +154,12 @@ MLPCORE_DEVICE bool rows_vectorizable(const Io* base, unsigned dim) {
 }
 
 // Tiles with column-vector I/O (ColumnVectorIo) use it for feature-major blocks whose every sample is in
-// the batch, where a lane's 2S consecutive samples (Tile::block_sample) start aligned: a batch that is a
-// multiple of 2S and a base aligned to 2S values.
+// the batch, where a lane's 2S consecutive samples (Tile::block_sample) start aligned as their vector
+// (vec<Io, 2S>, at most 16 bytes): every feature row, so the base and the batch's bytes too.
 template <int S, class Io>
 MLPCORE_DEVICE bool columns_vectorizable(const Io* base, unsigned batch) {
-  return batch % (2 * S) == 0 && reinterpret_cast<std::uintptr_t>(base) % (2 * S * sizeof(Io)) == 0;
+  constexpr std::size_t kAlign = alignof(vec<Io, 2 * S>);
+  return batch * sizeof(Io) % kAlign == 0 && reinterpret_cast<std::uintptr_t>(base) % kAlign == 0;
 }
 
 // Sample n of tile s of a block of S tiles (Tile::block_sample), counted from the block's first.
@@ -451,6 +452,7 @@ MLPCORE_DEVICE void runtime_layer(const NetworkView& net, const LayerDesc& d, bo
 // the first sample of the wave's following block, >= batch after its last.
 template <class Tile, int S, class F>
 MLPCORE_DEVICE void for_each_sample_block(unsigned batch, F f) {
+  static_assert(S <= kMaxSampleTiles, "the host bounds a call's batch by kMaxSampleTiles (check_fused_batch)");
   const unsigned waves_per_block = block_dim_x() / Tile::kWave;
   const unsigned stride = grid_dim_x() * waves_per_block;
   const unsigned blocks = (batch + 16 * S - 1) / (16 * S);

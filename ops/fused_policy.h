@@ -42,7 +42,7 @@ struct FusedShape {
 // else they are unrolled by construction (ops/fused_mlp.h, dense_layer).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
-  int sample_tiles = 1;
+  int sample_tiles = 1;  // at most kMaxSampleTiles
   bool prefetch_weights = false;
   bool prefetch_input = false;
   int min_blocks = 0;
@@ -52,6 +52,10 @@ struct FusedPolicy {
   bool compiler_unrolls_tiles = false;
   bool operator==(const FusedPolicy&) const = default;
 };
+
+// The most sample tiles any policy gives a wave: the host bounds a call's batch by it (a block of
+// 16 kMaxSampleTiles samples counted in 32 bits).
+inline constexpr int kMaxSampleTiles = 4;
 
 MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedShape shape) {
   switch (family) {
@@ -109,9 +113,43 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
   return {};
 }
 
+// Feature-major calls of at least kLargeBatch samples run a kernel of their own where the family's table
+// gives one (large_batch_policy differs from the kernel's policy): enough warps for every multiprocessor
+// then, so more sample tiles per warp pay.
+inline constexpr unsigned kLargeBatch = 1u << 20;
+
+// The policy of a specialized kernel's feature-major twin for large batches (kLargeBatch), given the
+// kernel's own (`base`). On NVIDIA, up to 32 wide with at most 2 input tiles: four sample tiles (their
+// layers are a few mma each, and two more chains per weight fragment hide more of their latency). On an
+// H100 against two, feature-major, both I/O types and accumulations: 2-16x3-1 +28-44% at 2^22, 3-32x4-1
+// +10-24%, 16-16x2-16 +3-29%, 32-32x2-3 +1-13%, 24-32x3-8 +2-18%; for every call, most lost up to 28% at
+// 2^14-2^16 (1024 warps at 2^16, under 8 per multiprocessor; docs/benchmarks.md). Not wider, nor deeper
+// than kMaxLargeBatchTiles matrix tiles per 16 samples (`layer_tiles`, what the kernel's layers unroll):
+// a model should compile within 2 s, and NVRTC took 2.2-2.4 s for 5-48x3-3 (24 tiles) and 32-48x3-32 with
+// four, 2.2-2.3 s for 2-32x8-3 (32 tiles; 1.3-1.4 s with two). 48-wide kernels gained 3-36% at 2^22,
+// 64-64x5-4 lost 16-26%, 48-48x3-3 (3 input tiles) 2-16%. The AMD tiles keep one (register budgets).
+inline constexpr int kMaxLargeBatchTiles = 16;
+MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, FusedShape shape, FusedPolicy base, int layer_tiles) {
+  if (family != TileFamily::nvidia || shape.known != ShapeKnown::exact || shape.width_tiles > 2 || shape.input_tiles > 2 ||
+      layer_tiles > kMaxLargeBatchTiles)
+    return base;
+  base.sample_tiles = 4;
+  return base;
+}
+
+// Whether float32 I/O calls take the large-batch twins too, or only float16 ones: up to 8 output features.
+// Wider float32 outputs bound the kernel by its stores, and with four sample tiles a lane's 32 bytes of one
+// feature are two 16-byte stores that each fill half of 8 sectors, where float16's 16 bytes are one. At
+// 2^20 samples on an H100 against two tiles, float32 / float16 I/O: 1-32x3-32 -24 to -30% / +82-103%,
+// 32-16x4-32 -6 to -12% / +68-70%, 20-20x3-20 0 to -8% / +28-31%, 16-16x2-16 -4 to -8% / gains; up to 8
+// outputs float32 I/O gained up to 16% (2-16x3-1, 3-32x4-1, 6-16x6-6, 16-32x2-2, 32-24x3-4).
+MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, unsigned output_features) {
+  return family == TileFamily::nvidia && output_features <= 8;
+}
+
 // Whether a feature-major kernel (ops/fused_mlp.h, InputPrefetch) copies each block's input through the
 // wave's shared memory: on NVIDIA wherever the input prefetches, and for inputs of at most 2 tiles (the
-// stage, 16 bytes padded per feature, then takes at most 4.5 KiB per wave).
+// stage, 16 bytes padded per feature, then takes at most 8.5 KiB per wave).
 MLPCORE_HOST_DEVICE constexpr bool stages_feature_major_input(TileFamily family, FusedPolicy policy, int input_tiles) {
   return family == TileFamily::nvidia && (policy.prefetch_input || input_tiles <= 2);
 }

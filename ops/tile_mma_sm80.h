@@ -21,8 +21,8 @@
 // Sample order: a lane holds hardware columns (samples) g and g + 8 (g = lane / 4) of each of a block's
 // S sample tiles; block_sample places them at samples 2S g .. 2S g + 2S - 1, so in feature-major arrays
 // ([dim, batch]) a lane's values of one feature are one 4S- or 8S-byte access (load_columns,
-// store_columns) instead of 2S 2- or 4-byte ones. Layers do not mix samples, so the order only has to
-// be the same for input and output.
+// store_columns; two 16-byte ones for 4 float32 sample tiles) instead of 2S 2- or 4-byte ones. Layers do
+// not mix samples, so the order only has to be the same for input and output.
 #include "ops/nv_intrinsics.h"
 #include "ops/tile_ops.h"
 

@@ -616,6 +616,53 @@ TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
   EXPECT_LE(worst, tolerance(GetParam()));
   std::cout << GetParam() << ": 2^20 + 3 samples, worst relative error vs cpu " << worst << "\n";
 }
+
+// Feature-major calls of 2^20 samples or more take a specialized kernel's large-batch twin where the plan
+// has one for their I/O type (four sample tiles per warp; engine/src/fused_plan.h, kernel_slot): networks
+// with twins for both I/O types (1 output) and for float16 I/O only (32 outputs,
+// ops::large_batch_float32_io), against the CPU backend (the float64 reference takes minutes here).
+template <class T>
+void check_large_feature_major_batch(const Network& net, const Model& m, const std::string& backend, std::size_t batch, std::mt19937& rng,
+                                     const std::string& what) {
+  auto values = test::random_inputs(rng, batch * m.input_dim());
+  std::vector<T> input(values.size()), output(batch * m.output_dim(), to_io<T>(NAN));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = from_io(input[position(i, m.input_dim(), batch, Layout::feature_major)] = to_io<T>(values[i]));
+  net.infer(input.data(), output.data(), batch, Layout::feature_major);
+  const auto want = Network(m, "cpu").infer(values);
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double got = from_io(output[position(i, m.output_dim(), batch, Layout::feature_major)]);
+    ASSERT_FALSE(std::isnan(got)) << what << ": output " << i << " never written";
+    worst = std::max(worst, std::fabs(got - want[i]) / std::max(1.0, std::fabs(double(want[i]))));
+  }
+  EXPECT_LE(worst, tolerance(backend)) << what;
+  std::cout << backend << ": " << what << ", worst relative error vs cpu " << worst << "\n";
+}
+
+TEST_P(FusedBackend, LargeFeatureMajorBatchesMatchTheCpuBackend) {
+  std::mt19937 rng(seed(10));
+  for (const auto& [widths, f16_only] : {std::pair{std::vector<std::size_t>{3, 32, 32, 32, 32, 1}, false},
+                                         std::pair{std::vector<std::size_t>{1, 32, 32, 32, 32}, true}}) {
+    std::vector<Activation> acts;
+    for (std::size_t l = 0; l + 2 < widths.size(); ++l) acts.push_back(random_activation(rng, false));
+    acts.push_back(Activation::make(ActivationKind::none));
+    const Model m = test::random_model(rng, widths, acts);
+    NetworkOptions options = options_for(GetParam());
+    options.layouts = {false, true};
+    const Network net(m, options);
+    if (GetParam().starts_with("cuda") && !GetParam().ends_with(kBuiltin)) {
+      EXPECT_NE(net.kernel().find("4 sample tiles per wave from 2^20 feature-major samples"), std::string::npos) << net.kernel();
+      EXPECT_EQ(net.kernel().find("feature-major samples with float16 I/O") != std::string::npos, f16_only) << net.kernel();
+    }
+    // 2^20 samples: rows aligned for the vector loads and stores of column I/O; 2^20 + 17: the element path.
+    for (const auto& [batch, name] : {std::pair{std::size_t{1} << 20, "2^20"}, std::pair{(std::size_t{1} << 20) + 17, "2^20 + 17"}}) {
+      const std::string what = std::to_string(m.output_dim()) + " outputs, " + name + " feature-major samples, ";
+      check_large_feature_major_batch<float>(net, m, GetParam(), batch, rng, what + "float32 I/O");
+      check_large_feature_major_batch<std::uint16_t>(net, m, GetParam(), batch, rng, what + "float16 I/O");
+    }
+  }
+}
 #endif
 
 INSTANTIATE_TEST_SUITE_P(Backends, FusedBackend, ::testing::ValuesIn(backends_under_test()), [](const auto& info) {

@@ -70,7 +70,7 @@ TEST(KernelFile, MalformedFilesAreRefusedNamingTheField) {
   // The module count: after the magic, the version and the four texts (each a length and its bytes).
   const KernelFile k = sample_file();
   const std::size_t count_at = 8 + 4 + 4 * 4 + k.target.size() + k.source_key.size() + k.compiler.size() + k.network.size();
-  for (const std::uint32_t modules : {0u, 5u, 0xffffffffu}) {
+  for (const std::uint32_t modules : {0u, kMaxKernelModules + 1, 0xffffffffu}) {
     bad = good;
     std::memcpy(bad.data() + count_at, &modules, sizeof modules);
     expect_refused(bad, "modules");
@@ -184,6 +184,71 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
 }
 
+// NVIDIA kernels specialized up to 32 wide with at most 2 input tiles and 16 matrix tiles per 16 samples
+// have feature-major twins for large batches with four sample tiles (ops/fused_policy.h,
+// large_batch_policy), for float32 I/O too up to 8 outputs; the kernels themselves keep two, and no other
+// plan has twins.
+TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTiles) {
+  constexpr NetworkOptions::Layouts sample_major{true, false}, feature_major{false, true}, both{true, true};
+  const auto plan = [](const std::vector<std::size_t>& widths, NetworkOptions::Layouts layouts, ops::TileFamily family = ops::TileFamily::nvidia) {
+    return plan_fused(relu_model(widths), "t", {family, true, false, layouts});
+  };
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{2, 16, 16, 16, 1}, {3, 32, 32, 32, 32, 1}, {32, 32, 32, 3}, {24, 32, 32, 32, 8}})
+    for (const auto layouts : {feature_major, both}) {
+      const FusedPlan p = plan(widths, layouts);
+      EXPECT_TRUE(p.has_large_batch_kernels()) << p.shape;
+      EXPECT_EQ(p.policy.sample_tiles, 2) << p.shape;
+      EXPECT_EQ(p.large_batch_policy.sample_tiles, 4) << p.shape;
+      EXPECT_EQ(p.large_batch, std::size_t{ops::kLargeBatch});
+      EXPECT_TRUE(p.large_batch_float32_io) << p.shape;
+      EXPECT_TRUE(p.describe().ends_with(", 4 sample tiles per wave from 2^20 feature-major samples")) << p.describe();
+    }
+  for (const std::size_t outputs : {9, 16, 32}) {
+    const FusedPlan wide_output = plan({1, 32, 32, 32, outputs}, feature_major);
+    EXPECT_TRUE(wide_output.has_large_batch_kernels());
+    EXPECT_FALSE(wide_output.large_batch_float32_io) << outputs << " outputs: float16 I/O only";
+    EXPECT_TRUE(wide_output.describe().ends_with(" feature-major samples with float16 I/O")) << wide_output.describe();
+  }
+  EXPECT_FALSE(plan({2, 16, 16, 16, 1}, sample_major).has_large_batch_kernels()) << "sample-major only";
+  EXPECT_FALSE(plan({5, 48, 48, 48, 3}, feature_major).has_large_batch_kernels()) << "48 wide";
+  EXPECT_FALSE(plan({48, 32, 32, 3}, feature_major).has_large_batch_kernels()) << "3 input tiles";
+  EXPECT_FALSE(plan({64, 64, 64, 64, 64, 64, 4}, feature_major).has_large_batch_kernels()) << "64 wide";
+  const FusedPlan deep = plan({2, 32, 32, 32, 32, 32, 32, 32, 32, 3}, feature_major);
+  EXPECT_EQ(unrolled_tiles(deep), 32);
+  EXPECT_FALSE(deep.has_large_batch_kernels()) << "32 matrix tiles per 16 samples: too long to compile with four";
+  EXPECT_EQ(unrolled_tiles(plan({3, 32, 32, 32, 32, 1}, feature_major)), ops::kMaxLargeBatchTiles) << "the test's bound case";
+  EXPECT_FALSE(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, false}).has_large_batch_kernels()) << "compiled in";
+  for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).has_large_batch_kernels());
+}
+
+// A call takes the kernel of its layout, and a feature-major one of at least the plan's large_batch
+// samples the large-batch twin, where the plan has one for its I/O type.
+TEST(FusedPlan, CallsFromTheLargeBatchTakeTheTwins) {
+  FusedPlan twins = plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const std::size_t from = large_batch_from(twins, Io::f32);
+  EXPECT_EQ(from, twins.large_batch);
+  EXPECT_EQ(large_batch_from(twins, Io::f16), twins.large_batch);
+  for (const KernelSlot slot : kKernelSlots)
+    for (const Io io : {Io::f32, Io::f16}) EXPECT_TRUE(has_kernel(twins, slot, io));
+  EXPECT_EQ(kernel_slot(Layout::feature_major, from - 1, from), KernelSlot::feature_major);
+  EXPECT_EQ(kernel_slot(Layout::feature_major, from, from), KernelSlot::feature_major_large_batch);
+  EXPECT_EQ(kernel_slot(Layout::sample_major, from, from), KernelSlot::sample_major);
+  const FusedPlan none = plan_fused(relu_model({5, 48, 48, 48, 3}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  for (const Io io : {Io::f32, Io::f16}) {
+    EXPECT_FALSE(has_kernel(none, KernelSlot::feature_major_large_batch, io));
+    EXPECT_EQ(kernel_slot(Layout::feature_major, std::size_t{1} << 28, large_batch_from(none, io)), KernelSlot::feature_major);
+  }
+  const FusedPlan f16_only = plan_fused(relu_model({1, 32, 32, 32, 32}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  EXPECT_TRUE(has_kernel(f16_only, KernelSlot::feature_major_large_batch, Io::f16));
+  EXPECT_FALSE(has_kernel(f16_only, KernelSlot::feature_major_large_batch, Io::f32));
+  EXPECT_EQ(kernel_slot(Layout::feature_major, f16_only.large_batch, large_batch_from(f16_only, Io::f32)), KernelSlot::feature_major);
+  EXPECT_EQ(kernel_slot(Layout::feature_major, f16_only.large_batch, large_batch_from(f16_only, Io::f16)), KernelSlot::feature_major_large_batch);
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(f16_only);
+  ASSERT_EQ(kernels.size(), 3u) << "feature-major float32 and float16 I/O, and float16 I/O's twin";
+  EXPECT_EQ(kernels.back().name, "mlpcore_mlp_specialized_f16_fm_large");
+}
+
 TEST(SpecializedSource, NamesThePlanAndKeysFollowTheText) {
   const FusedPlan a = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true});
   const FusedPlan b = plan_fused(relu_model({3, 64, 64, 1}, ActivationKind::sigmoid), "t", {ops::TileFamily::nvidia, true});
@@ -212,11 +277,17 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
   const std::vector<SpecializedKernel> kernels = specialized_kernels(both);
   ASSERT_EQ(kernels.size(), 4u);
   EXPECT_EQ(kernels[3].io, Io::f16);
-  EXPECT_EQ(kernels[3].layout, Layout::feature_major);
+  EXPECT_EQ(kernels[3].slot, KernelSlot::feature_major);
   const std::string source = specialized_source(both), one = kernel_source(source, kernels[3]);
-  EXPECT_TRUE(one.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major, mlpcore_mlp_specialized_f16_fm, mlpcore::ops::half_t\n")) << one;
+  EXPECT_TRUE(one.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major, mlpcore_mlp_specialized_f16_fm, mlpcore::ops::half_t, false\n")) << one;
   EXPECT_TRUE(one.ends_with(source));
-  EXPECT_NE(kernel_source(source, kernels[0]).find("sample_major, mlpcore_mlp_specialized, float\n"), std::string::npos);
+  EXPECT_NE(kernel_source(source, kernels[0]).find("sample_major, mlpcore_mlp_specialized, float, false\n"), std::string::npos);
+  const FusedPlan twins = plan_fused(relu_model({3, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  EXPECT_EQ(names(twins), (std::vector<std::string>{"mlpcore_mlp_specialized_fm", "mlpcore_mlp_specialized_f16_fm", "mlpcore_mlp_specialized_fm_large",
+                                                    "mlpcore_mlp_specialized_f16_fm_large"}));
+  const std::string large = kernel_source(specialized_source(twins), specialized_kernels(twins).back());
+  EXPECT_TRUE(large.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major, mlpcore_mlp_specialized_f16_fm_large, mlpcore::ops::half_t, true\n"))
+      << large;
 }
 
 // A compiler that records the sources it is given and returns each as its code, with what `says` reports
@@ -250,18 +321,29 @@ std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<
 
 // Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
 // policy has compiler_unrolls_tiles: its last field).
+// The policy the kernel of `source` (kernel_source) is built with, as written: the network type's first,
+// or its second for a large-batch twin (MLPCORE_SPECIALIZED_ONLY's last field).
+std::string own_policy(const std::string& source) {
+  const bool large = source.substr(0, source.find('\n')).ends_with(", true");
+  const std::string head = "mlpcore::ops::FusedPolicy{";
+  std::size_t at = source.find(head);
+  if (large) at = source.find(head, at + 1);
+  return source.substr(at, source.find('}', at) + 1 - at);
+}
+
 RecordingCompiler declines_to_unroll() {
   return RecordingCompiler([](const std::string& source, CompiledCode& c) {
-    c.local_arrays = source.find(", true},\n") != std::string::npos;
+    c.local_arrays = own_policy(source).ends_with(", true}");
     c.reports_spills = true;  // none
   });
 }
 
-// Spills `bytes` where the source bounds its registers (a policy whose min_blocks, its fourth field, is
-// 5) and none elsewhere.
+// Spills `bytes` where the kernel bounds its registers (a policy with input prefetch whose min_blocks, its
+// fourth field, is 5) and none elsewhere.
 RecordingCompiler spills_at_the_bound(int bytes) {
   return RecordingCompiler([bytes](const std::string& source, CompiledCode& c) {
-    c.spill_bytes = source.find("FusedPolicy{2, false, true, 5,") != std::string::npos ? bytes : 0;
+    const std::string policy = own_policy(source);
+    c.spill_bytes = policy.substr(policy.find(',')).starts_with(", false, true, 5,") ? bytes : 0;
     c.reports_spills = true;
   });
 }
@@ -274,6 +356,7 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   ASSERT_TRUE(nvidia.policy.compiler_unrolls_tiles);
   FusedPlan unrolled = nvidia;
   unrolled.policy.compiler_unrolls_tiles = false;
+  unrolled.large_batch_policy = unrolled.policy;  // (no twins)
   const RecordingCompiler compiler = declines_to_unroll();
   const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
@@ -296,6 +379,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   ASSERT_EQ(plan.policy.min_blocks, 5);
   FusedPlan unbounded = plan;
   unbounded.policy.min_blocks = 0;
+  unbounded.large_batch_policy = unbounded.policy;  // (no twins)
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
@@ -316,6 +400,33 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   EXPECT_EQ(silent.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
   for (std::size_t i = 0; i < kernels.size(); ++i)
     EXPECT_EQ(text(unproven.modules[i]), kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
+
+  // A large-batch twin drops its own bound, and a kernel of the plan's policy that one.
+  const FusedPlan twins = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  ASSERT_TRUE(twins.has_large_batch_kernels());
+  ASSERT_EQ(twins.large_batch_policy.min_blocks, 5);
+  const std::vector<SpecializedKernel> four = specialized_kernels(twins);
+  const RecordingCompiler spill = spills_at_the_bound(kMaxSpillBytes + 4);
+  const KernelFile both_unbounded = compile_kernel_file(twins, "sm_90", spill);
+  EXPECT_EQ(spill.compiles(), 2 * four.size()) << "each kernel compiled twice";
+  for (std::size_t i = 0; i < four.size(); ++i) {
+    FusedPlan expected = twins;
+    (four[i].slot == KernelSlot::feature_major_large_batch ? expected.large_batch_policy : expected.policy).min_blocks = 0;
+    EXPECT_EQ(text(both_unbounded.modules[i]), kernel_source(specialized_source(expected), four[i])) << four[i].name;
+  }
+}
+
+// A kernel file holds every kernel of a plan: both layouts and both large-batch twins, six in all.
+TEST(KernelFile, HoldsEveryKernelOfAPlan) {
+  const FusedPlan plan = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const RecordingCompiler quiet([](const std::string&, CompiledCode& c) { c.reports_spills = true; });
+  const KernelFile k = compile_kernel_file(plan, "sm_90", quiet);
+  ASSERT_EQ(k.modules.size(), 2 * kKernelSlots.size());
+  EXPECT_EQ(k.modules.size(), std::size_t{kMaxKernelModules});
+  EXPECT_EQ(decode_kernel_file(encode_kernel_file(k), "k.mlpck").modules, k.modules);
+  KernelFile too_many = k;
+  too_many.modules.push_back({});
+  EXPECT_THROW((void)encode_kernel_file(too_many), std::logic_error);
 }
 
 }  // namespace

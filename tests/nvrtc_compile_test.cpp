@@ -26,11 +26,11 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// mma.sync instructions in one kernel's code: per sample tile, each layer's out x in tiles, two m16n8
-// instructions per tile, one where a narrow last layer has N = 8; with loop_layers a hidden layer that
-// repeats the one before (same widths and activation) runs in that one's loop, so its code is not there
-// again (every sample still runs every layer's instructions once).
-std::size_t mma_floor(const FusedPlan& p) {
+// mma.sync instructions in kernel k's code: per sample tile of its policy, each layer's out x in tiles,
+// two m16n8 instructions per tile, one where a narrow last layer has N = 8; with loop_layers a hidden
+// layer that repeats the one before (same widths and activation) runs in that one's loop, so its code is
+// not there again (every sample still runs every layer's instructions once).
+std::size_t mma_floor(const FusedPlan& p, const SpecializedKernel& k) {
   std::size_t n = 0;
   const std::size_t layers = p.widths.size() - 1;
   for (std::size_t l = 0; l < layers; ++l) {
@@ -40,7 +40,8 @@ std::size_t mma_floor(const FusedPlan& p) {
     const bool narrow_n = p.narrow_output && l + 1 == layers;
     n += static_cast<std::size_t>(p.widths[l] * p.widths[l + 1]) * (narrow_n ? 1 : 2);
   }
-  return n * static_cast<std::size_t>(p.policy.sample_tiles);
+  const ops::FusedPolicy& policy = k.slot == KernelSlot::feature_major_large_batch ? p.large_batch_policy : p.policy;
+  return n * static_cast<std::size_t>(policy.sample_tiles);
 }
 
 // ptxas may spill a few registers to reach the next occupancy step (64-88-24-56-31-44-36-27 with float16
@@ -74,12 +75,13 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
       }
       const std::string source = specialized_source(plan);
       const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-      ASSERT_EQ(kernels.size(), 4u) << "float32 and float16 I/O, both layouts";
+      const std::size_t twins = plan.has_large_batch_kernels() ? (plan.large_batch_float32_io ? 2 : 1) : 0;
+      ASSERT_EQ(kernels.size(), 4 + twins) << "float32 and float16 I/O, both layouts, large-batch twins";
       for (const SpecializedKernel& k : kernels) {  // as the cuda backend and `mlpcore compile` build them
         const CompiledCode out = compile_kernel(plan, source, k, "sm_90", nvrtc());
         const std::string what = c.name + (f16acc ? " f16acc " : " ") + k.name;
         EXPECT_FALSE(out.code.empty()) << what;
-        EXPECT_EQ(count(out.assembly, "mma.sync.aligned"), mma_floor(plan)) << what;
+        EXPECT_EQ(count(out.assembly, "mma.sync.aligned"), mma_floor(plan, k)) << what;
         EXPECT_EQ(count(out.assembly, ".local"), 0u) << what << ": local memory";
         const std::regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
         std::size_t reports = 0;

@@ -2,8 +2,10 @@
 // A packed network run by fused kernels on the wave emulator (ops/emu): the emulated backends, and the
 // tests' runs of specialized sources, build one from a plan and the kernels that run it.
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "engine/src/backend.h"
 #include "engine/src/fused_packing.h"
@@ -12,11 +14,10 @@
 
 namespace mlpcore::detail {
 
-// A fused kernel's body for float32 and for float16 I/O, per I/O layout (ops::IoLayout): what runs on
-// each emulated thread.
+// A fused kernel's body for float32 and for float16 I/O, per KernelSlot: what runs on each emulated thread.
 struct EmulatedKernel {
-  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32[2];
-  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16[2];
+  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32[kKernelSlots.size()];
+  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16[kKernelSlots.size()];
 };
 
 template <class Tile>
@@ -26,18 +27,19 @@ class EmuNetwork final : public BackendNetwork {
   EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
       : name_(std::move(name)), packing_(pack_for_backend<Tile>(model, plan, name_.c_str())),
         kernel_(std::move(kernel)), description_(plan.describe()),
-        numerics_(numerics), layouts_(plan.layouts) {}
+        numerics_(numerics), layouts_(plan.layouts),
+        large_batch_from_{large_batch_from(plan, Io::f32), large_batch_from(plan, Io::f16)} {}
 
   std::string kernel() const override { return description_; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call);
-    const auto layout = static_cast<int>(call.layout);
+    const auto slot = static_cast<int>(kernel_slot(call.layout, call.batch, large_batch_from_[static_cast<int>(call.io)]));
     if (call.io == Io::f16)
-      run(kernel_.f16[layout], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
+      run(kernel_.f16[slot], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
     else
-      run(kernel_.f32[layout], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
+      run(kernel_.f32[slot], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -68,21 +70,24 @@ class EmuNetwork final : public BackendNetwork {
   std::string description_;
   emu::ChipNumerics numerics_;
   NetworkOptions::Layouts layouts_;
+  std::size_t large_batch_from_[2];  // by Io
 };
 
 // The kernel body Forward (a generic callable taking view, input, output, batch and an ops::LayoutTag) for
-// both I/O types and both layouts.
-template <class Forward>
-EmulatedKernel emulated_kernel(Forward forward) {
+// both I/O types and both layouts, and LargeBatch's (the same form) for large feature-major batches.
+template <class Forward, class LargeBatch = std::nullptr_t>
+EmulatedKernel emulated_kernel(Forward forward, LargeBatch large_batch = nullptr) {
   EmulatedKernel k;
-  const auto in_layout = [&]<ops::IoLayout L>(ops::LayoutTag<L> tag) {
-    k.f32[static_cast<int>(L)] = [forward, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { forward(v, in, out, n, tag); };
-    k.f16[static_cast<int>(L)] = [forward, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) {
-      forward(v, in, out, n, tag);
+  const auto in_slot = [&]<ops::IoLayout L>(KernelSlot slot, auto body, ops::LayoutTag<L> tag) {
+    k.f32[static_cast<int>(slot)] = [body, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { body(v, in, out, n, tag); };
+    k.f16[static_cast<int>(slot)] = [body, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) {
+      body(v, in, out, n, tag);
     };
   };
-  in_layout(ops::LayoutTag<ops::IoLayout::sample_major>{});
-  in_layout(ops::LayoutTag<ops::IoLayout::feature_major>{});
+  in_slot(KernelSlot::sample_major, forward, ops::LayoutTag<ops::IoLayout::sample_major>{});
+  in_slot(KernelSlot::feature_major, forward, ops::LayoutTag<ops::IoLayout::feature_major>{});
+  if constexpr (!std::is_same_v<LargeBatch, std::nullptr_t>)
+    in_slot(KernelSlot::feature_major_large_batch, large_batch, ops::LayoutTag<ops::IoLayout::feature_major>{});
   return k;
 }
 

@@ -27,10 +27,6 @@ void check_fits_f16_operands(const Model& model, const char* backend, bool f16_a
   }
 }
 
-std::string fused_kernel_suffix(Io io, Layout layout) {
-  return std::string(io == Io::f16 ? "_f16" : "") + (layout == Layout::feature_major ? "_fm" : "");
-}
-
 Error out_of_float16_range(const std::string& backend) {
   return Error(ErrorCode::float16_range, "backend '" + backend + "'", "",
                "an input or a hidden activation of this call is at or beyond float16's range (|x| >= 65504), which this backend's "
@@ -50,9 +46,12 @@ unsigned fused_grid(std::size_t batch) {
 }
 
 void check_fused_batch(const IoBuffers& call) {
-  // The kernels count sample blocks of up to 32 samples in 32 bits: batch + 31 must not wrap.
-  if (call.batch > 0xffffffffu - 31)
-    throw Error(ErrorCode::invalid_argument, "infer", "batch", std::to_string(call.batch) + " samples in one call; at most 2^32 - 32");
+  // The kernels count sample blocks of up to 16 kMaxSampleTiles samples in 32 bits: the batch rounded up
+  // to whole blocks must not wrap.
+  constexpr std::size_t kBlock = 16 * ops::kMaxSampleTiles, kMaxBatch = 0xffffffffu - (kBlock - 1);
+  if (call.batch > kMaxBatch)
+    throw Error(ErrorCode::invalid_argument, "infer", "batch",
+                std::to_string(call.batch) + " samples in one call; at most 2^32 - " + std::to_string(kBlock));
   if (call.layout == Layout::feature_major && call.batch > (std::size_t{1} << 28))
     throw Error(ErrorCode::invalid_argument, "infer", "batch",
                 std::to_string(call.batch) + " samples in one feature-major call; at most 2^28 (split the call)");

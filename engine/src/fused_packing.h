@@ -148,10 +148,6 @@ Error no_device_view(const std::string& backend);
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
-// What a fused kernel's name gets for its twin of this I/O type and layout: "_f16" for float16, then "_fm" for
-// feature-major; "" for float32, sample-major.
-std::string fused_kernel_suffix(Io io, Layout layout);
-
 // Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, enough blocks to fill
 // any GPU; the kernels stride over the rest of the batch.
 using ops::kFusedWavesPerBlock;

@@ -1,6 +1,8 @@
 #include "engine/src/fused_plan.h"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 
 #include "mlpcore/error.h"
 #include "ops/fused_shapes.h"
@@ -80,11 +82,17 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
-  p.policy = p.kind == KernelKind::runtime_shaped
-                 ? ops::fused_policy(p.family, {p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest})
-                 : ops::fused_policy(p.family, {p.widths.front(), p.width_tiles, p.widths.back(),
-                                                p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles,
-                                                p.layouts.sample_major});
+  const ops::FusedShape shape = p.kind == KernelKind::runtime_shaped
+                                    ? ops::FusedShape{p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest}
+                                    : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
+                                                      p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles,
+                                                      p.layouts.sample_major};
+  p.policy = ops::fused_policy(p.family, shape);
+  // Only a specialized kernel has a twin for large feature-major batches (its source builds it).
+  p.large_batch_policy = p.kind == KernelKind::specialized && p.layouts.feature_major
+                             ? ops::large_batch_policy(p.family, shape, p.policy, unrolled_tiles(p))
+                             : p.policy;
+  p.large_batch_float32_io = ops::large_batch_float32_io(p.family, static_cast<unsigned>(p.output_dim));
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -96,6 +104,25 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.narrow_input = p.policy.narrow_input && p.input_dim <= 8;
   p.narrow_output = p.policy.narrow_output && p.output_dim <= 8;
   return p;
+}
+
+bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io) {
+  if (slot == KernelSlot::feature_major_large_batch) return plan.has_large_batch_kernels() && (io == Io::f16 || plan.large_batch_float32_io);
+  return serves(plan.layouts, slot_layout(slot));
+}
+
+std::size_t large_batch_from(const FusedPlan& plan, Io io) {
+  return has_kernel(plan, KernelSlot::feature_major_large_batch, io) ? plan.large_batch : std::numeric_limits<std::size_t>::max();
+}
+
+KernelSlot kernel_slot(Layout layout, std::size_t batch, std::size_t large_batch_from) {
+  if (layout == Layout::sample_major) return KernelSlot::sample_major;
+  return batch >= large_batch_from ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
+}
+
+std::string fused_kernel_suffix(Io io, KernelSlot slot) {
+  return std::string(io == Io::f16 ? "_f16" : "") + (slot_layout(slot) == Layout::feature_major ? "_fm" : "") +
+         (slot == KernelSlot::feature_major_large_batch ? "_large" : "");
 }
 
 std::string FusedPlan::kernel_name() const {
@@ -115,7 +142,11 @@ std::string FusedPlan::describe() const {
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
-      return "specialized for " + shape + acc + io;
+      const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
+      const std::string large = has_large_batch_kernels() ? ", " + std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave from " +
+                                                                 batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O")
+                                                           : "";
+      return "specialized for " + shape + acc + io + large;
     }
   }
   return {};

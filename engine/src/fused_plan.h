@@ -3,9 +3,12 @@
 // tiles and activations, which kernel (compiled in, run-time-shaped, or specialized for this model), its
 // policy (the family's table entry, ops/fused_policy.h) and its accumulation. Packing, kernel lookup and
 // the specialized source all take this plan; nothing re-derives it from the Model.
+#include <array>
+#include <cstddef>
 #include <string>
 #include <vector>
 
+#include "engine/src/backend.h"
 #include "mlpcore/model.h"
 #include "mlpcore/network.h"
 #include "ops/fused_policy.h"
@@ -28,6 +31,11 @@ struct FusedPlan {
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   ops::FusedPolicy policy;                   // what the kernel runs with
+  // What feature-major calls of at least `large_batch` samples run with (ops::large_batch_policy): a
+  // specialized plan's twins of its feature-major kernels, where it differs from `policy`.
+  ops::FusedPolicy large_batch_policy;
+  std::size_t large_batch = ops::kLargeBatch;
+  bool large_batch_float32_io = false;       // float32 I/O calls take the twins too, else float16 ones only
   // policy.narrow_input, .narrow_output: the first layer has at most 8 features (K = 8), the last at most 8
   // units (N = 8).
   bool narrow_input = false, narrow_output = false;
@@ -38,6 +46,7 @@ struct FusedPlan {
   std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
+  bool has_large_batch_kernels() const { return large_batch_policy != policy; }
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
@@ -59,6 +68,23 @@ struct PlanRequest {
   bool f16_accumulation = false;
   NetworkOptions::Layouts layouts;  // the ones a specialized kernel serves
 };
+
+// Which of a plan's kernels runs a call: the one of its I/O layout, or for a feature-major call of at least
+// FusedPlan::large_batch samples the specialized plan's twin built for large batches (large_batch_policy).
+enum class KernelSlot { sample_major, feature_major, feature_major_large_batch };
+inline constexpr std::array<KernelSlot, 3> kKernelSlots = {KernelSlot::sample_major, KernelSlot::feature_major,
+                                                           KernelSlot::feature_major_large_batch};
+inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_major ? Layout::sample_major : Layout::feature_major; }
+// Whether the plan has a kernel in `slot` for I/O type `io`.
+bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io);
+// The batch from which feature-major calls with I/O type `io` take the large-batch twin: never where the
+// plan has none.
+std::size_t large_batch_from(const FusedPlan& plan, Io io);
+KernelSlot kernel_slot(Layout layout, std::size_t batch, std::size_t large_batch_from);
+
+// What a fused kernel's name gets for its twin of this I/O type and slot: "_f16" for float16, then "_fm" for
+// feature-major, then "_large" for the large-batch twin; "" for float32, sample-major.
+std::string fused_kernel_suffix(Io io, KernelSlot slot);
 
 // The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers
 // that run in a loop (FusedPolicy::loop_layers).

@@ -1,8 +1,10 @@
 #pragma once
 // What the hip and cuda backends do alike with their runtime (HipOnDevice, CudaOnDevice): find a fused
-// kernel and its twins (float16 I/O, feature-major I/O), launch one, and run a call through device
-// buffers of its own.
+// kernel and its twins (float16 I/O, feature-major I/O, large feature-major batches), launch one, and run
+// a call through device buffers of its own.
 #include <array>
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -12,7 +14,19 @@
 
 namespace mlpcore::detail {
 
-using FusedKernels = std::array<void*, 4>;  // by fused_kernel_index
+inline std::size_t fused_kernel_index(Io io, KernelSlot slot) { return 2 * static_cast<std::size_t>(slot) + static_cast<std::size_t>(io); }
+
+// A plan's fused kernels, by slot and I/O type (null where the plan has none: such calls are refused
+// before they launch), and which one a call takes.
+struct FusedKernels {
+  std::array<void*, 2 * kKernelSlots.size()> by_index{};
+  // by Io: large_batch_from(plan, io)
+  std::array<std::size_t, 2> large_batch_from = {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max()};
+  void* for_call(const IoBuffers& call) const {
+    const std::size_t from = large_batch_from[static_cast<std::size_t>(call.io)];
+    return by_index[fused_kernel_index(call.io, kernel_slot(call.layout, call.batch, from))];
+  }
+};
 
 // A packed network uploaded to the device once, and the views of it the kernels take.
 template <class Runtime>
@@ -47,21 +61,19 @@ struct UploadedNetwork {
   std::optional<DeviceNetworkView> device_view;  // none where the device API runs neither packing
 };
 
-inline std::size_t fused_kernel_index(Io io, Layout layout) { return 2 * static_cast<std::size_t>(layout) + static_cast<std::size_t>(io); }
-
-// The fused kernel `name` and its twins, from whichever of `modules` holds each; missing(name) throws for
-// one of the `layouts` that none holds (the others stay null: such calls are refused before they launch).
+// The plan's fused kernel and its twins, from whichever of `modules` holds each; missing(name) throws for
+// one the plan has (has_kernel) that none holds.
 template <class Runtime, class Missing>
-FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, const std::string& name,
-                                const NetworkOptions::Layouts& layouts, Missing missing) {
-  FusedKernels kernels{};
-  for (const Layout layout : {Layout::sample_major, Layout::feature_major})
+FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, const FusedPlan& plan, Missing missing) {
+  FusedKernels kernels;
+  for (const Io io : {Io::f32, Io::f16}) kernels.large_batch_from[static_cast<std::size_t>(io)] = large_batch_from(plan, io);
+  for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
-      const std::string twin = name + fused_kernel_suffix(io, layout);
-      void*& kernel = kernels[fused_kernel_index(io, layout)];
+      const std::string twin = plan.kernel_name() + fused_kernel_suffix(io, slot);
+      void*& kernel = kernels.by_index[fused_kernel_index(io, slot)];
       for (const DeviceModule<Runtime>& m : modules)
         if (!kernel) kernel = rt.function(m.get(), twin.c_str());
-      if (!kernel && serves(layouts, layout)) missing(twin);
+      if (!kernel && has_kernel(plan, slot, io)) missing(twin);
     }
   return kernels;
 }
@@ -76,7 +88,7 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
   const void* input = call.input;
   void* output = call.output;
   void* args[] = {&view, &input, &output, &n};
-  rt.launch(kernels[fused_kernel_index(call.io, call.layout)], fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
+  rt.launch(kernels.for_call(call), fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
 }
 
 // `call` with host (or device) buffers, copied through device buffers allocated for it around

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "engine/src/file_io.h"
 #include "engine/src/specialized_source.h"
@@ -12,7 +14,7 @@ namespace mlpcore::detail {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'L', 'P', 'C', 'K', 'E', 'R', 'N'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;  // 3: up to 6 modules
 constexpr std::uint32_t kMaxText = 4096;
 
 template <class T>
@@ -61,7 +63,11 @@ class Reader {
 
 }  // namespace
 
+static_assert(kMaxKernelModules == 2 * kKernelSlots.size(), "a file holds float32 and float16 I/O kernels of every slot");
+
 std::vector<std::byte> encode_kernel_file(const KernelFile& k) {
+  if (k.modules.empty() || k.modules.size() > kMaxKernelModules)
+    throw std::logic_error("a kernel file of " + std::to_string(k.modules.size()) + " modules; it holds 1 to " + std::to_string(kMaxKernelModules));
   std::vector<std::byte> out(reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + sizeof kMagic);
   put(out, kVersion);
   for (const std::string* s : {&k.target, &k.source_key, &k.compiler, &k.network}) {

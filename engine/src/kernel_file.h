@@ -2,7 +2,7 @@
 // A compiled specialized kernel as a file: what `mlpcore compile` writes, `--kernels` loads, and the
 // kernel cache keeps. The fields say what it was built from, so a file for another network, GPU or
 // version of the kernel headers is refused by name instead of being run.
-//   "MLPCKERN" | u32 version (2) | 4 x (u32 length, text) | u32 modules (1 to 4) |
+//   "MLPCKERN" | u32 version (3) | 4 x (u32 length, text) | u32 modules (1 to 6) |
 //   per module: u64 code bytes | u64 FNV-1a of the code | code
 #include <cstddef>
 #include <cstdint>
@@ -23,9 +23,11 @@ struct KernelFile {
 
 // The most a kernel file may hold: real ones are well under 1 MiB.
 inline constexpr std::size_t kMaxKernelFileBytes = 64u << 20;
-// A plan has at most four kernels: float32 and float16 I/O, in two layouts.
-inline constexpr std::uint32_t kMaxKernelModules = 4;
+// A plan has at most six kernels: float32 and float16 I/O in each of its KernelSlots (engine/src/fused_plan.h:
+// two layouts and the feature-major twins for large batches).
+inline constexpr std::uint32_t kMaxKernelModules = 6;
 
+// Throws std::logic_error for a file of no modules or more than kMaxKernelModules (it could not be read back).
 std::vector<std::byte> encode_kernel_file(const KernelFile& k);
 // Throws Error(kernel_file) naming `path` and the field that is wrong.
 KernelFile decode_kernel_file(std::span<const std::byte> bytes, const std::string& path);

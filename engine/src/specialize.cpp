@@ -71,9 +71,11 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
                             const KernelCompiler& compiler) {
   CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
   FusedPlan again = plan;
-  if (c.local_arrays) again.policy.compiler_unrolls_tiles = false;
-  if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) again.policy.min_blocks = 0;
-  if (again.policy == plan.policy) return c;
+  ops::FusedPolicy& policy = kernel.slot == KernelSlot::feature_major_large_batch ? again.large_batch_policy : again.policy;
+  if (c.local_arrays) policy.compiler_unrolls_tiles = false;
+  if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) policy.min_blocks = 0;
+  if (!plan.has_large_batch_kernels()) again.large_batch_policy = again.policy;  // (still no twins)
+  if (again == plan) return c;
   return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
 }
 

@@ -28,6 +28,12 @@ std::string hex64(std::uint64_t v) {
 
 const char* boolean(bool b) { return b ? "true" : "false"; }
 
+std::string policy_text(const ops::FusedPolicy& p) {
+  return "mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " + boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " +
+         std::to_string(p.min_blocks) + ", " + boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " +
+         boolean(p.compiler_unrolls_tiles) + "}";
+}
+
 }  // namespace
 
 std::uint64_t fnv1a64(const void* data, std::size_t size, std::uint64_t seed) {
@@ -41,14 +47,12 @@ std::string specialized_source(const FusedPlan& plan) {
   std::string activations, widths;
   for (ActivationKind a : plan.activations) activations += std::string(activations.empty() ? "" : ", ") + "mlpcore::ActivationKind::" + to_string(a);
   for (int w : plan.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
-  const ops::FusedPolicy& p = plan.policy;
   using ops::IoLayout;
   const std::string layouts = std::to_string((plan.layouts.sample_major ? ops::layout_bit(IoLayout::sample_major) : 0u) |
                                              (plan.layouts.feature_major ? ops::layout_bit(IoLayout::feature_major) : 0u)) + "u";
   const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
-                           boolean(plan.f16_accumulation) + ",\n    mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " +
-                           boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " + std::to_string(p.min_blocks) + ", " +
-                           boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " + boolean(p.compiler_unrolls_tiles) + "},\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
+                           boolean(plan.f16_accumulation) + ",\n    " + policy_text(plan.policy) + ",\n    " + policy_text(plan.large_batch_policy) +
+                           ",\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
                            boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
@@ -61,15 +65,16 @@ std::string specialized_source(const FusedPlan& plan) {
 
 std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan) {
   std::vector<SpecializedKernel> out;
-  for (const Layout layout : {Layout::sample_major, Layout::feature_major})
-    if (serves(plan.layouts, layout))
-      for (const Io io : {Io::f32, Io::f16}) out.push_back({io, layout, plan.kernel_name() + fused_kernel_suffix(io, layout)});
+  for (const KernelSlot slot : kKernelSlots)
+    for (const Io io : {Io::f32, Io::f16})
+      if (has_kernel(plan, slot, io)) out.push_back({io, slot, plan.kernel_name() + fused_kernel_suffix(io, slot)});
   return out;
 }
 
 std::string kernel_source(const std::string& source, const SpecializedKernel& k) {
-  return std::string("#define MLPCORE_SPECIALIZED_ONLY ") + (k.layout == Layout::feature_major ? "feature_major" : "sample_major") + ", " + k.name +
-         ", " + (k.io == Io::f16 ? "mlpcore::ops::half_t" : "float") + "\n" + source;
+  return std::string("#define MLPCORE_SPECIALIZED_ONLY ") + (slot_layout(k.slot) == Layout::feature_major ? "feature_major" : "sample_major") + ", " +
+         k.name + ", " + (k.io == Io::f16 ? "mlpcore::ops::half_t" : "float") + ", " + boolean(k.slot == KernelSlot::feature_major_large_batch) + "\n" +
+         source;
 }
 
 std::string specialized_source_key(const std::string& source) {

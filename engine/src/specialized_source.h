@@ -17,11 +17,12 @@ std::string specialized_source(const FusedPlan& plan);
 // One kernel of a specialized plan.
 struct SpecializedKernel {
   Io io;
-  Layout layout;
-  std::string name;  // plan.kernel_name() and its I/O suffix (fused_kernel_suffix)
+  KernelSlot slot;
+  std::string name;  // plan.kernel_name() and its suffix (fused_kernel_suffix)
 };
 
-// The plan's kernels: float32 and float16 I/O, in each layout it serves.
+// The plan's kernels: float32 and float16 I/O, in each layout it serves, and the feature-major twins for
+// large batches where it has them.
 std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan);
 
 // `source` (specialized_source) building kernel k only. A run-time compiler optimizes a program's kernels

@@ -113,7 +113,7 @@ TYPED_TEST(TileMath, FeatureAndUnitOrdersArePermutations) {
 // A block's sample order (block_sample) is a permutation of its 16 S samples: feature-major I/O reads and
 // writes every sample once.
 TYPED_TEST(TileMath, BlockSampleOrderIsAPermutation) {
-  for (int S = 1; S <= 2; ++S) {
+  for (int S = 1; S <= ops::kMaxSampleTiles; ++S) {
     std::set<int> samples;
     for (int s = 0; s < S; ++s)
       for (int n = 0; n < 16; ++n) samples.insert(TypeParam::block_sample(S, s, n));
@@ -186,7 +186,7 @@ using ColumnIoTiles = ::testing::Types<ops::TileMmaSm80, ops::TileMmaSm80F16Acc,
 TYPED_TEST_SUITE(ColumnIo, ColumnIoTiles);
 
 // Values exact in float16, one per (feature or unit, sample).
-float column_code(int row, int sample) { return static_cast<float>(row * 64 + sample); }
+float column_code(int row, int sample) { return static_cast<float>(row * 128 + sample); }
 
 template <class Tile, int S, class Io>
 void expect_column_io() {
@@ -238,6 +238,8 @@ TYPED_TEST(ColumnIo, Float32OneSampleTile) { expect_column_io<TypeParam, 1, floa
 TYPED_TEST(ColumnIo, Float32TwoSampleTiles) { expect_column_io<TypeParam, 2, float>(); }
 TYPED_TEST(ColumnIo, Float16OneSampleTile) { expect_column_io<TypeParam, 1, ops::half_t>(); }
 TYPED_TEST(ColumnIo, Float16TwoSampleTiles) { expect_column_io<TypeParam, 2, ops::half_t>(); }
+TYPED_TEST(ColumnIo, Float32FourSampleTiles) { expect_column_io<TypeParam, 4, float>(); }
+TYPED_TEST(ColumnIo, Float16FourSampleTiles) { expect_column_io<TypeParam, 4, ops::half_t>(); }
 
 TYPED_TEST(TileMath, TwoLayerChainMatchesFloat64) {
   std::mt19937 rng(20);

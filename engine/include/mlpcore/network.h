@@ -102,7 +102,7 @@ class Network {
   // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans.
   // With Layout::feature_major, input is [input_dim, batch] and output [output_dim, batch] instead (the
   // network must serve that layout: NetworkOptions::layouts, else Error(invalid_argument)); every backend
-  // reads and writes it directly. GPU backends take at most 2^32 - 32 samples per call, 2^28 feature-major
+  // reads and writes it directly. GPU backends take at most 2^32 - 64 samples per call, 2^28 feature-major
   // (Error(invalid_argument) beyond: split the call); the cpu backend has no such bound.
   void infer(std::span<const float> input, std::span<float> output, std::size_t batch, Layout layout = Layout::sample_major) const;
   void infer(const float* input, float* output, std::size_t batch, Layout layout = Layout::sample_major) const;
