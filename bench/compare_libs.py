@@ -3,11 +3,14 @@
 
     python3 bench/compare_libs.py --networks 3-64x4-1,16-64x2-4 old/libmlpcore_c.so new/libmlpcore_c.so
 
-For each backend and network: every library's samples/s at batch 2^22, float32 and float16 I/O (arrays
-[batch, dim], or [dim, batch] with --layout feature_major), the
-libraries alternated over --rounds rounds (so clock and thermal drift hit all alike); prints the median
-and range, and each library's largest relative error against PyTorch's float32 forward. Compare rows of
-one run only: H100s of a pool differ by several percent.
+For each backend, network and batch (--batch-log2, 22 unless told, e.g. 14,16,18): every library's
+samples/s with float32 and float16 I/O (arrays [batch, dim], or [dim, batch] with --layout
+feature_major), each timing a CUDA graph of max(1, 2^20 / batch) calls as bench/gpu_bench.py does (a
+Python call through ctypes takes longer to launch than a kernel on 2^16 samples runs), the libraries
+alternated over --rounds rounds (so clock and thermal drift hit all alike); prints the median and range,
+each library's largest relative error against PyTorch's float32 forward, and whether its float32 and
+float16 outputs are identical to the first library's. Compare rows of one run
+only: H100s of a pool differ by several percent.
 """
 import argparse
 import os
@@ -28,42 +31,56 @@ def main():
                     default=gb.NETWORKS)
     ap.add_argument("--backends", default="cuda,cuda-f16acc")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--batch-log2", type=int, default=22)
+    ap.add_argument("--batch-log2", type=lambda s: [int(b) for b in s.split(",")], default=[22])
     ap.add_argument("--layout", choices=list(gb.LAYOUTS), default="sample_major")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp()
     libs = [(p, gb.load_lib(p)) for p in args.libs]
-    batch = 2 ** args.batch_log2
     for backend in args.backends.split(","):
         for name, inp, width, hidden, out in args.networks:
             model = gb.make_net(inp, width, hidden, out).to(dev).eval()
             path = os.path.join(tmp, name + ".safetensors")
             gb.export(model, path)
-            # feature-major arrays are the transposes: [dim, batch], contiguous
-            shaped = (lambda a: a.t().contiguous()) if args.layout == "feature_major" else (lambda a: a)
-            samples = (lambda a: a.t()) if args.layout == "feature_major" else (lambda a: a)
-            x = shaped(torch.rand(batch, inp, device=dev) * 2 - 1)
-            y = shaped(torch.empty(batch, out, device=dev))
-            x16, y16 = x.half(), torch.empty_like(y, dtype=torch.float16)
-            with torch.inference_mode():
-                ref = model(samples(x)[:100003])
             nets = [(p, gb.Mlpcore(lib, path, backend, None, args.layout)) for p, lib in libs]
-            errors, rates = {}, {p: ([], []) for p, _ in nets}
-            for p, net in nets:
-                net.enqueue(x, y)
-                torch.cuda.synchronize()
-                errors[p] = ((samples(y)[:100003] - ref).abs() / ref.abs().clamp(min=1)).max().item()
-            for _ in range(args.rounds):
-                for p, net in nets:
-                    rates[p][0].append(batch / gb.time_ms(lambda: net.enqueue(x, y), 30) / 1e6)
-                    rates[p][1].append(batch / gb.time_ms(lambda: net.enqueue(x16, y16), 30) / 1e6)
-            for p, _ in nets:
-                f32, f16 = rates[p]
-                print(f"{backend:12s} {name:12s} {p}: float32 I/O {statistics.median(f32):6.2f} G/s [{min(f32):.2f}-{max(f32):.2f}]"
-                      f"  float16 I/O {statistics.median(f16):6.2f} [{min(f16):.2f}-{max(f16):.2f}]  max rel. error {errors[p]:.1e}", flush=True)
+            for batch in (2 ** b for b in args.batch_log2):
+                compare(model, nets, batch, inp, out, backend, name, args)
             del nets
+
+
+def compare(model, nets, batch, inp, out, backend, name, args):
+    dev = torch.device("cuda")
+    # feature-major arrays are the transposes: [dim, batch], contiguous
+    shaped = (lambda a: a.t().contiguous()) if args.layout == "feature_major" else (lambda a: a)
+    samples = (lambda a: a.t()) if args.layout == "feature_major" else (lambda a: a)
+    x = shaped(torch.rand(batch, inp, device=dev) * 2 - 1)
+    y = shaped(torch.empty(batch, out, device=dev))
+    x16, y16 = x.half(), torch.empty_like(y, dtype=torch.float16)
+    checked = min(batch, 100003)
+    with torch.inference_mode():
+        ref = model(samples(x)[:checked])
+    errors, outputs, rates = {}, {}, {p: ([], []) for p, _ in nets}
+    calls = max(1, 2 ** 20 // batch)
+    graphs = {}
+    for p, net in nets:
+        net.enqueue(x, y)
+        net.enqueue(x16, y16)
+        torch.cuda.synchronize()
+        errors[p] = ((samples(y)[:checked] - ref).abs() / ref.abs().clamp(min=1)).max().item()
+        outputs[p] = (y.clone(), y16.clone())
+        graphs[p] = [gb.graph_of(lambda net=net, a=a, b=b: net.enqueue(a, b), calls) for a, b in ((x, y), (x16, y16))]
+    for _ in range(args.rounds):
+        for p, _ in nets:
+            for graph, r in zip(graphs[p], rates[p]):
+                r.append(batch * calls / gb.time_ms(graph.replay, 30) / 1e6)
+    first = nets[0][0]
+    for p, _ in nets:
+        f32, f16 = rates[p]
+        same = "" if p == first else "  outputs " + ("identical to the first's" if all(
+            torch.equal(a, b) for a, b in zip(outputs[p], outputs[first])) else "DIFFER from the first's")
+        print(f"{backend:12s} {name:12s} 2^{batch.bit_length() - 1} {p}: float32 I/O {statistics.median(f32):6.2f} G/s [{min(f32):.2f}-{max(f32):.2f}]"
+              f"  float16 I/O {statistics.median(f16):6.2f} [{min(f16):.2f}-{max(f16):.2f}]  max rel. error {errors[p]:.1e}{same}", flush=True)
 
 
 if __name__ == "__main__":

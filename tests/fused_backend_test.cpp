@@ -618,7 +618,7 @@ TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
 }
 
 // Feature-major calls of 2^20 samples or more take a specialized kernel's large-batch twin where the plan
-// has one for their I/O type (four sample tiles per warp; engine/src/fused_plan.h, kernel_slot): networks
+// has one for their I/O type (four sample tiles per warp; engine/src/fused_plan.h, CallRouting): networks
 // with twins for both I/O types (1 output) and for float16 I/O only (32 outputs,
 // ops::large_batch_float32_io), against the CPU backend (the float64 reference takes minutes here).
 template <class T>

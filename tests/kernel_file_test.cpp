@@ -196,7 +196,7 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
   for (const auto& widths : std::vector<std::vector<std::size_t>>{{2, 16, 16, 16, 1}, {3, 32, 32, 32, 32, 1}, {32, 32, 32, 3}, {24, 32, 32, 32, 8}})
     for (const auto layouts : {feature_major, both}) {
       const FusedPlan p = plan(widths, layouts);
-      EXPECT_TRUE(p.has_large_batch_kernels()) << p.shape;
+      EXPECT_TRUE(p.large_batch_kernels) << p.shape;
       EXPECT_EQ(p.policy.sample_tiles, 2) << p.shape;
       EXPECT_EQ(p.large_batch_policy.sample_tiles, 4) << p.shape;
       EXPECT_EQ(p.large_batch, std::size_t{ops::kLargeBatch});
@@ -205,48 +205,65 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
     }
   for (const std::size_t outputs : {9, 16, 32}) {
     const FusedPlan wide_output = plan({1, 32, 32, 32, outputs}, feature_major);
-    EXPECT_TRUE(wide_output.has_large_batch_kernels());
+    EXPECT_TRUE(wide_output.large_batch_kernels);
     EXPECT_FALSE(wide_output.large_batch_float32_io) << outputs << " outputs: float16 I/O only";
     EXPECT_TRUE(wide_output.describe().ends_with(" feature-major samples with float16 I/O")) << wide_output.describe();
   }
-  EXPECT_FALSE(plan({2, 16, 16, 16, 1}, sample_major).has_large_batch_kernels()) << "sample-major only";
-  EXPECT_FALSE(plan({5, 48, 48, 48, 3}, feature_major).has_large_batch_kernels()) << "48 wide";
-  EXPECT_FALSE(plan({48, 32, 32, 3}, feature_major).has_large_batch_kernels()) << "3 input tiles";
-  EXPECT_FALSE(plan({64, 64, 64, 64, 64, 64, 4}, feature_major).has_large_batch_kernels()) << "64 wide";
+  EXPECT_FALSE(plan({2, 16, 16, 16, 1}, sample_major).large_batch_kernels) << "sample-major only";
+  EXPECT_FALSE(plan({5, 48, 48, 48, 3}, feature_major).large_batch_kernels) << "48 wide";
+  EXPECT_FALSE(plan({48, 32, 32, 3}, feature_major).large_batch_kernels) << "3 input tiles";
+  EXPECT_FALSE(plan({64, 64, 64, 64, 64, 64, 4}, feature_major).large_batch_kernels) << "64 wide";
   const FusedPlan deep = plan({2, 32, 32, 32, 32, 32, 32, 32, 32, 3}, feature_major);
   EXPECT_EQ(unrolled_tiles(deep), 32);
-  EXPECT_FALSE(deep.has_large_batch_kernels()) << "32 matrix tiles per 16 samples: too long to compile with four";
+  EXPECT_FALSE(deep.large_batch_kernels) << "32 matrix tiles per 16 samples: too long to compile with four";
   EXPECT_EQ(unrolled_tiles(plan({3, 32, 32, 32, 32, 1}, feature_major)), ops::kMaxLargeBatchTiles) << "the test's bound case";
-  EXPECT_FALSE(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, false}).has_large_batch_kernels()) << "compiled in";
+  EXPECT_FALSE(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, false}).large_batch_kernels) << "compiled in";
   for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
-    EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).has_large_batch_kernels());
+    EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).large_batch_kernels);
 }
 
 // A call takes the kernel of its layout, and a feature-major one of at least the plan's large_batch
 // samples the large-batch twin, where the plan has one for its I/O type.
 TEST(FusedPlan, CallsFromTheLargeBatchTakeTheTwins) {
+  const auto call = [](Layout layout, std::size_t batch, Io io) { return IoBuffers{nullptr, nullptr, batch, io, layout}; };
   FusedPlan twins = plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
-  const std::size_t from = large_batch_from(twins, Io::f32);
-  EXPECT_EQ(from, twins.large_batch);
-  EXPECT_EQ(large_batch_from(twins, Io::f16), twins.large_batch);
-  for (const KernelSlot slot : kKernelSlots)
-    for (const Io io : {Io::f32, Io::f16}) EXPECT_TRUE(has_kernel(twins, slot, io));
-  EXPECT_EQ(kernel_slot(Layout::feature_major, from - 1, from), KernelSlot::feature_major);
-  EXPECT_EQ(kernel_slot(Layout::feature_major, from, from), KernelSlot::feature_major_large_batch);
-  EXPECT_EQ(kernel_slot(Layout::sample_major, from, from), KernelSlot::sample_major);
+  const CallRouting routing = call_routing(twins);
+  const std::size_t from = twins.large_batch;
+  for (const Io io : {Io::f32, Io::f16}) {
+    EXPECT_EQ(routing.large_batch_from[static_cast<std::size_t>(io)], from);
+    for (const KernelSlot slot : kKernelSlots) EXPECT_TRUE(has_kernel(twins, slot, io));
+    EXPECT_EQ(routing.slot(call(Layout::feature_major, from - 1, io)), KernelSlot::feature_major);
+    EXPECT_EQ(routing.slot(call(Layout::feature_major, from, io)), KernelSlot::feature_major_large_batch);
+    EXPECT_EQ(routing.slot(call(Layout::sample_major, from, io)), KernelSlot::sample_major);
+  }
   const FusedPlan none = plan_fused(relu_model({5, 48, 48, 48, 3}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
   for (const Io io : {Io::f32, Io::f16}) {
     EXPECT_FALSE(has_kernel(none, KernelSlot::feature_major_large_batch, io));
-    EXPECT_EQ(kernel_slot(Layout::feature_major, std::size_t{1} << 28, large_batch_from(none, io)), KernelSlot::feature_major);
+    EXPECT_EQ(call_routing(none).slot(call(Layout::feature_major, std::size_t{1} << 28, io)), KernelSlot::feature_major);
   }
   const FusedPlan f16_only = plan_fused(relu_model({1, 32, 32, 32, 32}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
   EXPECT_TRUE(has_kernel(f16_only, KernelSlot::feature_major_large_batch, Io::f16));
   EXPECT_FALSE(has_kernel(f16_only, KernelSlot::feature_major_large_batch, Io::f32));
-  EXPECT_EQ(kernel_slot(Layout::feature_major, f16_only.large_batch, large_batch_from(f16_only, Io::f32)), KernelSlot::feature_major);
-  EXPECT_EQ(kernel_slot(Layout::feature_major, f16_only.large_batch, large_batch_from(f16_only, Io::f16)), KernelSlot::feature_major_large_batch);
+  EXPECT_EQ(call_routing(f16_only).slot(call(Layout::feature_major, f16_only.large_batch, Io::f32)), KernelSlot::feature_major);
+  EXPECT_EQ(call_routing(f16_only).slot(call(Layout::feature_major, f16_only.large_batch, Io::f16)), KernelSlot::feature_major_large_batch);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(f16_only);
   ASSERT_EQ(kernels.size(), 3u) << "feature-major float32 and float16 I/O, and float16 I/O's twin";
   EXPECT_EQ(kernels.back().name, "mlpcore_mlp_specialized_f16_fm_large");
+}
+
+// A launch's grid counts waves of the sample tiles of the kernel the call takes (engine/src/fused_packing.h,
+// fused_grid; tested in tests/device/fused_batch_test.cpp).
+TEST(FusedPlan, RoutesEachSlotWithItsKernelsSampleTiles) {
+  const FusedPlan twins = plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const CallRouting routing = call_routing(twins);
+  EXPECT_EQ(twins.policy.sample_tiles, 2);
+  EXPECT_EQ(twins.large_batch_policy.sample_tiles, 4);
+  EXPECT_EQ(routing.sample_tiles_in(KernelSlot::sample_major), 2);
+  EXPECT_EQ(routing.sample_tiles_in(KernelSlot::feature_major), 2);
+  EXPECT_EQ(routing.sample_tiles_in(KernelSlot::feature_major_large_batch), 4);
+  for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    for (const KernelSlot slot : kKernelSlots)
+      EXPECT_EQ(call_routing(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {family, true})).sample_tiles_in(slot), 1);
 }
 
 TEST(SpecializedSource, NamesThePlanAndKeysFollowTheText) {
@@ -356,7 +373,7 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   ASSERT_TRUE(nvidia.policy.compiler_unrolls_tiles);
   FusedPlan unrolled = nvidia;
   unrolled.policy.compiler_unrolls_tiles = false;
-  unrolled.large_batch_policy = unrolled.policy;  // (no twins)
+  unrolled.large_batch_policy = unrolled.policy;  // (no twins: the source's policies stay equal)
   const RecordingCompiler compiler = declines_to_unroll();
   const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
@@ -379,7 +396,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   ASSERT_EQ(plan.policy.min_blocks, 5);
   FusedPlan unbounded = plan;
   unbounded.policy.min_blocks = 0;
-  unbounded.large_batch_policy = unbounded.policy;  // (no twins)
+  unbounded.large_batch_policy = unbounded.policy;  // (no twins: the source's policies stay equal)
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
@@ -401,9 +418,22 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   for (std::size_t i = 0; i < kernels.size(); ++i)
     EXPECT_EQ(text(unproven.modules[i]), kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
 
+  // With feature-major kernels and no twins, the source compiled again keeps its two policies equal (it
+  // builds twins where they differ, ops::SpecializedNetwork).
+  const FusedPlan fm = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  ASSERT_FALSE(fm.large_batch_kernels);
+  FusedPlan fm_unbounded = fm;
+  fm_unbounded.policy.min_blocks = 0;
+  fm_unbounded.large_batch_policy = fm_unbounded.policy;
+  const std::vector<SpecializedKernel> fm_kernels = specialized_kernels(fm);
+  const KernelFile fm_file = compile_kernel_file(fm, "sm_90", spills_at_the_bound(kMaxSpillBytes + 4));
+  ASSERT_EQ(fm_file.modules.size(), fm_kernels.size());
+  for (std::size_t i = 0; i < fm_kernels.size(); ++i)
+    EXPECT_EQ(text(fm_file.modules[i]), kernel_source(specialized_source(fm_unbounded), fm_kernels[i])) << fm_kernels[i].name;
+
   // A large-batch twin drops its own bound, and a kernel of the plan's policy that one.
   const FusedPlan twins = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
-  ASSERT_TRUE(twins.has_large_batch_kernels());
+  ASSERT_TRUE(twins.large_batch_kernels);
   ASSERT_EQ(twins.large_batch_policy.min_blocks, 5);
   const std::vector<SpecializedKernel> four = specialized_kernels(twins);
   const RecordingCompiler spill = spills_at_the_bound(kMaxSpillBytes + 4);

@@ -75,7 +75,7 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
       }
       const std::string source = specialized_source(plan);
       const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-      const std::size_t twins = plan.has_large_batch_kernels() ? (plan.large_batch_float32_io ? 2 : 1) : 0;
+      const std::size_t twins = plan.large_batch_kernels ? (plan.large_batch_float32_io ? 2 : 1) : 0;
       ASSERT_EQ(kernels.size(), 4 + twins) << "float32 and float16 I/O, both layouts, large-batch twins";
       for (const SpecializedKernel& k : kernels) {  // as the cuda backend and `mlpcore compile` build them
         const CompiledCode out = compile_kernel(plan, source, k, "sm_90", nvrtc());

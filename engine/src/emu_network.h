@@ -1,7 +1,6 @@
 #pragma once
 // A packed network run by fused kernels on the wave emulator (ops/emu): the emulated backends, and the
 // tests' runs of specialized sources, build one from a plan and the kernels that run it.
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -28,18 +27,20 @@ class EmuNetwork final : public BackendNetwork {
       : name_(std::move(name)), packing_(pack_for_backend<Tile>(model, plan, name_.c_str())),
         kernel_(std::move(kernel)), description_(plan.describe()),
         numerics_(numerics), layouts_(plan.layouts),
-        large_batch_from_{large_batch_from(plan, Io::f32), large_batch_from(plan, Io::f16)} {}
+        routing_(call_routing(plan)) {}
 
   std::string kernel() const override { return description_; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call);
-    const auto slot = static_cast<int>(kernel_slot(call.layout, call.batch, large_batch_from_[static_cast<int>(call.io)]));
+    const KernelSlot slot = routing_.slot(call);
+    const auto i = static_cast<std::size_t>(slot);
+    const unsigned blocks = fused_grid(call.batch, routing_.sample_tiles_in(slot), kMaxBlocks);
     if (call.io == Io::f16)
-      run(kernel_.f16[slot], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch);
+      run(kernel_.f16[i], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch, blocks);
     else
-      run(kernel_.f32[slot], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch);
+      run(kernel_.f32[i], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch, blocks);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -52,13 +53,11 @@ class EmuNetwork final : public BackendNetwork {
   static constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
 
   template <class Body, class Io>
-  void run(const Body& body, const Io* input, Io* output, std::size_t batch) const {
+  void run(const Body& body, const Io* input, Io* output, std::size_t batch, unsigned blocks) const {
     const PackedNetwork& p = packing_.kernels;
     ops::NetworkView view = network_view_of(p.weights.data(), p.biases.data(), p.layers.data(), p);
     std::uint32_t out_of_range = 0;
     view.range_flag = &out_of_range;
-    const auto tiles = static_cast<unsigned>((batch + 15) / 16);
-    const unsigned blocks = std::clamp((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1u, kMaxBlocks);
     const auto n = static_cast<unsigned>(batch);
     emu::launch({blocks, 1, 1}, {kFusedWavesPerBlock * Tile::kWave, 1, 1}, Tile::kWave, [&] { body(view, input, output, n); }, numerics_);
     if (out_of_range) throw out_of_float16_range(name_);
@@ -70,7 +69,7 @@ class EmuNetwork final : public BackendNetwork {
   std::string description_;
   emu::ChipNumerics numerics_;
   NetworkOptions::Layouts layouts_;
-  std::size_t large_batch_from_[2];  // by Io
+  CallRouting routing_;
 };
 
 // The kernel body Forward (a generic callable taking view, input, output, batch and an ops::LayoutTag) for

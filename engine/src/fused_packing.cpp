@@ -39,10 +39,10 @@ Error no_device_view(const std::string& backend) {
                    "full 16x16 tiles accumulating in float32: use the backend without -f16acc");
 }
 
-unsigned fused_grid(std::size_t batch) {
-  constexpr std::size_t kMaxBlocks = 4096;
-  const std::size_t tiles = (batch + 15) / 16;
-  return static_cast<unsigned>(std::clamp<std::size_t>((tiles + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1, kMaxBlocks));
+unsigned fused_grid(std::size_t batch, int sample_tiles, unsigned max_blocks) {
+  const std::size_t samples_per_wave = 16 * static_cast<std::size_t>(sample_tiles);
+  const std::size_t waves = (batch + samples_per_wave - 1) / samples_per_wave;
+  return static_cast<unsigned>(std::clamp<std::size_t>((waves + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1, max_blocks));
 }
 
 void check_fused_batch(const IoBuffers& call) {

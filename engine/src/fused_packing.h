@@ -148,10 +148,13 @@ Error no_device_view(const std::string& backend);
 // The view the fused kernels take of a packed network whose arrays are at these (device) addresses.
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
-// Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, enough blocks to fill
-// any GPU; the kernels stride over the rest of the batch.
+// Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, one wave per block of
+// `sample_tiles` tiles of 16 samples (CallRouting) up to max_blocks, enough to fill any GPU; the kernels
+// stride over the rest of the batch. (Counting waves of one tile left half the blocks of two-tile kernels
+// without work up to 2^18 samples.)
 using ops::kFusedWavesPerBlock;
-unsigned fused_grid(std::size_t batch);
+inline constexpr unsigned kMaxFusedBlocks = 4096;
+unsigned fused_grid(std::size_t batch, int sample_tiles, unsigned max_blocks = kMaxFusedBlocks);
 // The kernels index samples with 32 bits, and feature-major arrays' 16-row tiles too.
 void check_fused_batch(const IoBuffers& call);
 

@@ -92,7 +92,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.large_batch_policy = p.kind == KernelKind::specialized && p.layouts.feature_major
                              ? ops::large_batch_policy(p.family, shape, p.policy, unrolled_tiles(p))
                              : p.policy;
-  p.large_batch_float32_io = ops::large_batch_float32_io(p.family, static_cast<unsigned>(p.output_dim));
+  p.large_batch_kernels = p.large_batch_policy != p.policy;
+  p.large_batch_float32_io = p.large_batch_kernels && ops::large_batch_float32_io(p.family, static_cast<unsigned>(p.output_dim));
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -107,17 +108,25 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
 }
 
 bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io) {
-  if (slot == KernelSlot::feature_major_large_batch) return plan.has_large_batch_kernels() && (io == Io::f16 || plan.large_batch_float32_io);
+  if (slot == KernelSlot::feature_major_large_batch) return plan.large_batch_kernels && (io == Io::f16 || plan.large_batch_float32_io);
   return serves(plan.layouts, slot_layout(slot));
 }
 
-std::size_t large_batch_from(const FusedPlan& plan, Io io) {
-  return has_kernel(plan, KernelSlot::feature_major_large_batch, io) ? plan.large_batch : std::numeric_limits<std::size_t>::max();
+CallRouting call_routing(const FusedPlan& plan) {
+  CallRouting r;
+  for (const Io io : {Io::f32, Io::f16})
+    r.large_batch_from[static_cast<std::size_t>(io)] =
+        has_kernel(plan, KernelSlot::feature_major_large_batch, io) ? plan.large_batch : std::numeric_limits<std::size_t>::max();
+  for (const KernelSlot slot : kKernelSlots)
+    r.sample_tiles[static_cast<std::size_t>(slot)] =
+        (slot == KernelSlot::feature_major_large_batch ? plan.large_batch_policy : plan.policy).sample_tiles;
+  return r;
 }
 
-KernelSlot kernel_slot(Layout layout, std::size_t batch, std::size_t large_batch_from) {
-  if (layout == Layout::sample_major) return KernelSlot::sample_major;
-  return batch >= large_batch_from ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
+KernelSlot CallRouting::slot(const IoBuffers& call) const {
+  if (call.layout == Layout::sample_major) return KernelSlot::sample_major;
+  return call.batch >= large_batch_from[static_cast<std::size_t>(call.io)] ? KernelSlot::feature_major_large_batch
+                                                                           : KernelSlot::feature_major;
 }
 
 std::string fused_kernel_suffix(Io io, KernelSlot slot) {
@@ -143,7 +152,7 @@ std::string FusedPlan::describe() const {
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
       const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
-      const std::string large = has_large_batch_kernels() ? ", " + std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave from " +
+      const std::string large = large_batch_kernels ? ", " + std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave from " +
                                                                  batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O")
                                                            : "";
       return "specialized for " + shape + acc + io + large;

@@ -5,6 +5,7 @@
 // the specialized source all take this plan; nothing re-derives it from the Model.
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,14 @@ struct FusedPlan {
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   ops::FusedPolicy policy;                   // what the kernel runs with
-  // What feature-major calls of at least `large_batch` samples run with (ops::large_batch_policy): a
-  // specialized plan's twins of its feature-major kernels, where it differs from `policy`.
+  // Whether a specialized plan's feature-major kernels have twins that calls of at least `large_batch`
+  // samples take (where ops::large_batch_policy differs from `policy`), run with large_batch_policy (equal
+  // to `policy` without twins: the specialized source builds twins where the two differ), and whether
+  // float32 I/O calls take them too, else float16 ones only.
+  bool large_batch_kernels = false;
   ops::FusedPolicy large_batch_policy;
   std::size_t large_batch = ops::kLargeBatch;
-  bool large_batch_float32_io = false;       // float32 I/O calls take the twins too, else float16 ones only
+  bool large_batch_float32_io = false;
   // policy.narrow_input, .narrow_output: the first layer has at most 8 features (K = 8), the last at most 8
   // units (N = 8).
   bool narrow_input = false, narrow_output = false;
@@ -46,7 +50,6 @@ struct FusedPlan {
   std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
-  bool has_large_batch_kernels() const { return large_batch_policy != policy; }
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
@@ -77,10 +80,18 @@ inline constexpr std::array<KernelSlot, 3> kKernelSlots = {KernelSlot::sample_ma
 inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_major ? Layout::sample_major : Layout::feature_major; }
 // Whether the plan has a kernel in `slot` for I/O type `io`.
 bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io);
-// The batch from which feature-major calls with I/O type `io` take the large-batch twin: never where the
-// plan has none.
-std::size_t large_batch_from(const FusedPlan& plan, Io io);
-KernelSlot kernel_slot(Layout layout, std::size_t batch, std::size_t large_batch_from);
+
+// Which of a plan's kernels a call takes, and the sample tiles per wave of each (what sizes a launch's
+// grid), decided once from the plan for the backends and the emulator.
+struct CallRouting {
+  // By Io: the batch from which feature-major calls take the large-batch twin; never where the plan has
+  // none for that I/O type.
+  std::array<std::size_t, 2> large_batch_from = {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max()};
+  std::array<int, kKernelSlots.size()> sample_tiles = {1, 1, 1};  // by KernelSlot
+  KernelSlot slot(const IoBuffers& call) const;
+  int sample_tiles_in(KernelSlot slot) const { return sample_tiles[static_cast<std::size_t>(slot)]; }
+};
+CallRouting call_routing(const FusedPlan& plan);
 
 // What a fused kernel's name gets for its twin of this I/O type and slot: "_f16" for float16, then "_fm" for
 // feature-major, then "_large" for the large-batch twin; "" for float32, sample-major.

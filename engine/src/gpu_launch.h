@@ -4,7 +4,6 @@
 // a call through device buffers of its own.
 #include <array>
 #include <cstddef>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -20,12 +19,7 @@ inline std::size_t fused_kernel_index(Io io, KernelSlot slot) { return 2 * stati
 // before they launch), and which one a call takes.
 struct FusedKernels {
   std::array<void*, 2 * kKernelSlots.size()> by_index{};
-  // by Io: large_batch_from(plan, io)
-  std::array<std::size_t, 2> large_batch_from = {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max()};
-  void* for_call(const IoBuffers& call) const {
-    const std::size_t from = large_batch_from[static_cast<std::size_t>(call.io)];
-    return by_index[fused_kernel_index(call.io, kernel_slot(call.layout, call.batch, from))];
-  }
+  CallRouting routing;
 };
 
 // A packed network uploaded to the device once, and the views of it the kernels take.
@@ -65,8 +59,7 @@ struct UploadedNetwork {
 // one the plan has (has_kernel) that none holds.
 template <class Runtime, class Missing>
 FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, const FusedPlan& plan, Missing missing) {
-  FusedKernels kernels;
-  for (const Io io : {Io::f32, Io::f16}) kernels.large_batch_from[static_cast<std::size_t>(io)] = large_batch_from(plan, io);
+  FusedKernels kernels{{}, call_routing(plan)};
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
       const std::string twin = plan.kernel_name() + fused_kernel_suffix(io, slot);
@@ -88,7 +81,9 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
   const void* input = call.input;
   void* output = call.output;
   void* args[] = {&view, &input, &output, &n};
-  rt.launch(kernels.for_call(call), fused_grid(call.batch), kFusedWavesPerBlock * wave, args, stream);
+  const KernelSlot slot = kernels.routing.slot(call);
+  rt.launch(kernels.by_index[fused_kernel_index(call.io, slot)], fused_grid(call.batch, kernels.routing.sample_tiles_in(slot)),
+            kFusedWavesPerBlock * wave, args, stream);
 }
 
 // `call` with host (or device) buffers, copied through device buffers allocated for it around

@@ -74,7 +74,8 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
   ops::FusedPolicy& policy = kernel.slot == KernelSlot::feature_major_large_batch ? again.large_batch_policy : again.policy;
   if (c.local_arrays) policy.compiler_unrolls_tiles = false;
   if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) policy.min_blocks = 0;
-  if (!plan.has_large_batch_kernels()) again.large_batch_policy = again.policy;  // (still no twins)
+  // The source builds twins where its two policies differ (ops::SpecializedNetwork): without twins they stay equal.
+  if (!plan.large_batch_kernels) again.large_batch_policy = again.policy;
   if (again == plan) return c;
   return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
 }

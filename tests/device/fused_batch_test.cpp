@@ -1,4 +1,5 @@
-// The bound on a GPU call's batch (engine/src/fused_packing.h, check_fused_batch).
+// The bound on a GPU call's batch and its launch's grid (engine/src/fused_packing.h, check_fused_batch,
+// fused_grid).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,6 +27,21 @@ TEST(FusedBatch, IsBoundedSoThatSampleBlocksCountIn32Bits) {
   }
   EXPECT_NO_THROW(check(std::size_t{1} << 28, Layout::feature_major));
   EXPECT_THROW(check((std::size_t{1} << 28) + 1, Layout::feature_major), Error);
+}
+
+// A launch gives each wave one block of its kernel's sample tiles, up to the grid's bound (the kernels
+// stride over the rest): a grid counted in waves of one tile left half the blocks of two-tile kernels
+// without work up to 2^18 samples.
+TEST(FusedBatch, GridHasAWavePerBlockOfTheKernelsSampleTiles) {
+  constexpr unsigned kBlockWaves = kFusedWavesPerBlock;
+  EXPECT_EQ(fused_grid(1 << 16, 2), (1u << 16) / (32 * kBlockWaves));
+  EXPECT_EQ(fused_grid((1 << 16) + 1, 2), (1u << 16) / (32 * kBlockWaves) + 1);
+  EXPECT_EQ(fused_grid(1 << 16, 1), (1u << 16) / (16 * kBlockWaves));
+  EXPECT_EQ(fused_grid(1 << 18, 4), (1u << 18) / (64 * kBlockWaves));
+  EXPECT_EQ(fused_grid(1, 4), 1u);
+  EXPECT_EQ(fused_grid(0, 2), 1u);
+  EXPECT_EQ(fused_grid(1 << 22, 2), kMaxFusedBlocks);
+  EXPECT_EQ(fused_grid(1 << 22, 2, 8), 8u);
 }
 
 }  // namespace

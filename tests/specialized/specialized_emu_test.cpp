@@ -89,7 +89,7 @@ TEST_P(SpecializedSources, MatchFloat64OnTheEmulator) {
     // Feature-major batches from 17 run the large-batch twins where the plan has them, 1 and 15 the others
     // (1000 samples: the vector path of column I/O, 15 and 17 the element path).
     plan.large_batch = 17;
-    large_batch_twins += plan.has_large_batch_kernels();
+    large_batch_twins += plan.large_batch_kernels;
     const SpecializedRegistration* r = specialized_registry().find(c, plan.family, plan.f16_accumulation);
     ASSERT_NE(r, nullptr) << cases[c].name;
     const auto net = r->make(model, plan, r->kernel);
