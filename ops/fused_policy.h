@@ -142,7 +142,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, 
 // feature are two 16-byte stores that each fill half of 8 sectors, where float16's 16 bytes are one. At
 // 2^20 samples on an H100 against two tiles, float32 / float16 I/O: 1-32x3-32 -24 to -30% / +82-103%,
 // 32-16x4-32 -6 to -12% / +68-70%, 20-20x3-20 0 to -8% / +28-31%, 16-16x2-16 -4 to -8% / gains; up to 8
-// outputs float32 I/O gained up to 16% (2-16x3-1, 3-32x4-1, 6-16x6-6, 16-32x2-2, 32-24x3-4).
+// outputs float32 I/O gained up to 16% (2-16x3-1, 3-32x4-1, 6-16x6-6, 16-32x2-2, 32-24x3-4). (Measured
+// while NVVM split those stores into 4-byte ones, before nv::st_global_v4.)
 MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, unsigned output_features) {
   return family == TileFamily::nvidia && output_features <= 8;
 }

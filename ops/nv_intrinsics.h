@@ -159,6 +159,28 @@ MLPCORE_DEVICE std::uint32_t relu_f16x2(std::uint32_t x) {
 #endif
 }
 
+// st.global.v4.b32, st.global.v2.b32: 16 or 8 bytes to global memory in one access, `p` aligned to their
+// size. NVVM split the fused kernels' feature-major output vectors (built a lane's four units at a time)
+// into 4-byte stores (1-32x3-32: 32 st.global.f32 per lane and block instead of 8 st.global.v4).
+MLPCORE_DEVICE void st_global_v4(void* p, const vec<std::uint32_t, 4>& v) {
+#if MLPCORE_EMULATOR
+  std::memcpy(p, &v, 16);
+#elif MLPCORE_ARCH_SM80
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+#else
+  trap("st.global.v4.b32 in a kernel built for a target before sm_80");
+#endif
+}
+MLPCORE_DEVICE void st_global_v2(void* p, const vec<std::uint32_t, 2>& v) {
+#if MLPCORE_EMULATOR
+  std::memcpy(p, &v, 8);
+#elif MLPCORE_ARCH_SM80
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(v[0]), "r"(v[1]) : "memory");
+#else
+  trap("st.global.v2.b32 in a kernel built for a target before sm_80");
+#endif
+}
+
 // cp.async.cg.shared.global, 16 bytes: starts copying src (global) to dst (shared), bypassing L1; the
 // data is there after cp_async_wait_all. The emulator copies at once, which is one valid schedule.
 MLPCORE_DEVICE void cp_async_16(void* dst, const void* src) {

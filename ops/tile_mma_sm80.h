@@ -137,7 +137,22 @@ struct TileMmaSm80Shape {
       for (int i = 0; i < kAcc; ++i) v[acc_unit(acc_row(0, i))][block_sample(S, s, acc_col(0, i))] = d[s][i];
     MLPCORE_UNROLL
     for (int j = 0; j < kLaneUnits; ++j)
-      if (u0 + j < units) *reinterpret_cast<vec<Io, 2 * S>*>(column0 + (u0 + j) * stride + 2 * S * (lane / 4)) = to_io<Io>(v[j]);
+      if (u0 + j < units) store_global(column0 + (u0 + j) * stride + 2 * S * (lane / 4), to_io<Io>(v[j]));
+  }
+  // v in 16-byte pieces, or one of 8 or 4 bytes, each one store (nv::st_global_v4, _v2); `p` aligned as v.
+  template <class Io, int M>
+  MLPCORE_DEVICE static void store_global(Io* p, const vec<Io, M>& v) {
+    static_assert(sizeof v % 16 == 0 || sizeof v == 8 || sizeof v == 4, "whole 16-byte pieces, or 8 or 4 bytes");
+    if constexpr (sizeof v == 4) {
+      *reinterpret_cast<vec<Io, M>*>(p) = v;
+    } else if constexpr (sizeof v == 8) {
+      nv::st_global_v2(p, __builtin_bit_cast(vec<std::uint32_t, 2>, v));
+    } else {
+      const auto words = __builtin_bit_cast(vec<std::uint32_t, sizeof v / 4>, v);
+      MLPCORE_UNROLL
+      for (unsigned i = 0; i < sizeof v / 16; ++i)
+        nv::st_global_v4(reinterpret_cast<char*>(p) + 16 * i, {words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]});
+    }
   }
 
   // Output values as stored (an even count): converted only where Io and the accumulator differ,

@@ -1,7 +1,7 @@
 // Specialized kernels compiled by NVRTC, as the cuda backend and `mlpcore compile` do, where NVRTC is on
 // the machine (no GPU needed): kernel files for sm_90, and their code checked as CI checks the AMD code
 // objects: the matrix-instruction count at the floor, no local arrays, at most a few spilled registers,
-// registers reported.
+// registers reported; and feature-major outputs stored as vectors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,6 +83,11 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
         EXPECT_FALSE(out.code.empty()) << what;
         EXPECT_EQ(count(out.assembly, "mma.sync.aligned"), mma_floor(plan, k)) << what;
         EXPECT_EQ(count(out.assembly, ".local"), 0u) << what << ": local memory";
+        // A lane's output of one unit, 2S samples of a feature-major block, is one store where it is 8 bytes
+        // or more (NVVM split it into 4-byte ones: ops/nv_intrinsics.h, st_global_v4).
+        const ops::FusedPolicy& policy = k.slot == KernelSlot::feature_major_large_batch ? plan.large_batch_policy : plan.policy;
+        if (slot_layout(k.slot) == Layout::feature_major && 2 * policy.sample_tiles * io_bytes(k.io) >= 8)
+          EXPECT_GT(count(out.assembly, "st.global.v4.b32") + count(out.assembly, "st.global.v2.b32"), 0u) << what << ": vector stores";
         const std::regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
         std::size_t reports = 0;
         for (auto m = std::sregex_iterator(out.log.begin(), out.log.end(), spills); m != std::sregex_iterator(); ++m, ++reports) {
