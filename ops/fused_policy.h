@@ -128,24 +128,36 @@ inline constexpr unsigned kLargeBatch = 1u << 20;
 // a model should compile within 2 s, and NVRTC took 2.2-2.4 s for 5-48x3-3 (24 tiles) and 32-48x3-32 with
 // four, 2.2-2.3 s for 2-32x8-3 (32 tiles; 1.3-1.4 s with two). 48-wide kernels gained 3-36% at 2^22,
 // 64-64x5-4 lost 16-26%, 48-48x3-3 (3 input tiles) 2-16%. The AMD tiles keep one (register budgets).
+// Up to 64 wide with more than 2 input tiles (which the kernels read from global memory, no stage: see
+// stages_feature_major_input), the twin keeps its sample tiles and prefetches its input: the next block's
+// is copied into the wave's shared memory while this one runs. On an H100 against the kernel without, at
+// 2^20 and 2^22, float16 I/O: +6% to +44% in all of 64-64x5-4 (+16-27%), 48-64x3-8, 64-64x2-64, 60-60x3-8,
+// 64-64x4-16, 40-64x3-2, 48-48x3-3, 64-48x4-4, 64-32x3-4 and 48-32x4-8, both accumulations; float32 I/O
+// -34% to +9%, so it keeps the kernel (large_batch_float32_io).
 inline constexpr int kMaxLargeBatchTiles = 16;
 MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, FusedShape shape, FusedPolicy base, int layer_tiles) {
-  if (family != TileFamily::nvidia || shape.known != ShapeKnown::exact || shape.width_tiles > 2 || shape.input_tiles > 2 ||
-      layer_tiles > kMaxLargeBatchTiles)
+  if (family != TileFamily::nvidia || shape.known != ShapeKnown::exact) return base;
+  if (shape.input_tiles > 2) {
+    if (shape.width_tiles <= 4) base.prefetch_input = true;
     return base;
+  }
+  if (shape.width_tiles > 2 || layer_tiles > kMaxLargeBatchTiles) return base;
   base.sample_tiles = 4;
   return base;
 }
 
-// Whether float32 I/O calls take the large-batch twins too, or only float16 ones: up to 8 output features.
+// Whether float32 I/O calls take the large-batch twins (`twin`, of the kernel's `base`) too, or only float16
+// ones: twins of more sample tiles up to 8 output features, input-prefetching ones never (above).
 // Wider float32 outputs bound the kernel by its stores, and with four sample tiles a lane's 32 bytes of one
 // feature are two 16-byte stores that each fill half of 8 sectors, where float16's 16 bytes are one. At
 // 2^20 samples on an H100 against two tiles, float32 / float16 I/O: 1-32x3-32 -24 to -30% / +82-103%,
 // 32-16x4-32 -6 to -12% / +68-70%, 20-20x3-20 0 to -8% / +28-31%, 16-16x2-16 -4 to -8% / gains; up to 8
 // outputs float32 I/O gained up to 16% (2-16x3-1, 3-32x4-1, 6-16x6-6, 16-32x2-2, 32-24x3-4). (Measured
-// while NVVM split those stores into 4-byte ones, before nv::st_global_v4.)
-MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, unsigned output_features) {
-  return family == TileFamily::nvidia && output_features <= 8;
+// while NVVM split those stores into 2- or 4-byte ones; again with whole stores (nv::store_words) at 2^20:
+// 1-32x3-32 -28 to -33%, 32-16x4-32 -11 to -19%, 16-16x2-16 -1 to -9%, 8-32x3-16 -2 to -6%, 20-20x3-20 -4 to
+// +3%, 24-32x3-12 +11-12%.)
+MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, FusedPolicy base, FusedPolicy twin, unsigned output_features) {
+  return family == TileFamily::nvidia && twin.sample_tiles > base.sample_tiles && output_features <= 8;
 }
 
 // Whether a feature-major kernel (ops/fused_mlp.h, InputPrefetch) copies each block's input through the

@@ -159,25 +159,31 @@ MLPCORE_DEVICE std::uint32_t relu_f16x2(std::uint32_t x) {
 #endif
 }
 
-// st.global.v4.b32, st.global.v2.b32: 16 or 8 bytes to global memory in one access, `p` aligned to their
-// size. NVVM split the fused kernels' feature-major output vectors (built a lane's four units at a time)
-// into 4-byte stores (1-32x3-32: 32 st.global.f32 per lane and block instead of 8 st.global.v4).
-MLPCORE_DEVICE void st_global_v4(void* p, const vec<std::uint32_t, 4>& v) {
+// st.b32, st.v2.b32, st.v4.b32 (with .global where Global): N words to memory in one access, `p`
+// aligned to their size. Written as stores of vectors, NVVM split the fused kernels' outputs into 4- or
+// 2-byte stores (1-32x3-32: 32 per lane and block instead of 8). Global says `p` is global memory; the
+// generic form also serves the device API's outputs, which may be shared memory.
+template <bool Global, int N>
+MLPCORE_DEVICE void store_words(void* p, const std::uint32_t (&w)[N]) {
+  static_assert(N == 1 || N == 2 || N == 4, "st, st.v2 or st.v4 of 32-bit words");
 #if MLPCORE_EMULATOR
-  std::memcpy(p, &v, 16);
+  std::memcpy(p, w, 4 * N);
 #elif MLPCORE_ARCH_SM80
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+#define MLPCORE_STORE_WORDS(space)                                                                                    \
+  if constexpr (N == 1)                                                                                               \
+    asm volatile("st" space ".b32 [%0], %1;" ::"l"(p), "r"(w[0]) : "memory");                                         \
+  else if constexpr (N == 2)                                                                                          \
+    asm volatile("st" space ".v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");                     \
+  else                                                                                                                \
+    asm volatile("st" space ".v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+  if constexpr (Global) {
+    MLPCORE_STORE_WORDS(".global")
+  } else {
+    MLPCORE_STORE_WORDS("")
+  }
+#undef MLPCORE_STORE_WORDS
 #else
-  trap("st.global.v4.b32 in a kernel built for a target before sm_80");
-#endif
-}
-MLPCORE_DEVICE void st_global_v2(void* p, const vec<std::uint32_t, 2>& v) {
-#if MLPCORE_EMULATOR
-  std::memcpy(p, &v, 8);
-#elif MLPCORE_ARCH_SM80
-  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(v[0]), "r"(v[1]) : "memory");
-#else
-  trap("st.global.v2.b32 in a kernel built for a target before sm_80");
+  trap("st.b32, st.v2.b32 or st.v4.b32 in a kernel built for a target before sm_80");
 #endif
 }
 

@@ -99,8 +99,8 @@ struct TileMmaSm80Shape {
   MLPCORE_DEVICE static void store_rows(const AccFrag& d, Io* row0, unsigned stride, unsigned units) {
     const unsigned lane = lane_id(), u = 4 * (lane % 4);
     if (u >= units) return;
-    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4) * stride + u) = to_io<Io>(vec<Acc, 4>{d[0], d[1], d[4], d[5]});
-    *reinterpret_cast<vec<Io, 4>*>(row0 + (lane / 4 + 8) * stride + u) = to_io<Io>(vec<Acc, 4>{d[2], d[3], d[6], d[7]});
+    store_vector<false>(row0 + (lane / 4) * stride + u, to_io<Io>(vec<Acc, 4>{d[0], d[1], d[4], d[5]}));
+    store_vector<false>(row0 + (lane / 4 + 8) * stride + u, to_io<Io>(vec<Acc, 4>{d[2], d[3], d[6], d[7]}));
   }
 
   // The K tile of S sample tiles from a feature-major array: column0 is this tile's first feature at the
@@ -137,21 +137,21 @@ struct TileMmaSm80Shape {
       for (int i = 0; i < kAcc; ++i) v[acc_unit(acc_row(0, i))][block_sample(S, s, acc_col(0, i))] = d[s][i];
     MLPCORE_UNROLL
     for (int j = 0; j < kLaneUnits; ++j)
-      if (u0 + j < units) store_global(column0 + (u0 + j) * stride + 2 * S * (lane / 4), to_io<Io>(v[j]));
+      if (u0 + j < units) store_vector<true>(column0 + (u0 + j) * stride + 2 * S * (lane / 4), to_io<Io>(v[j]));
   }
-  // v in 16-byte pieces, or one of 8 or 4 bytes, each one store (nv::st_global_v4, _v2); `p` aligned as v.
-  template <class Io, int M>
-  MLPCORE_DEVICE static void store_global(Io* p, const vec<Io, M>& v) {
+  // v in 16-byte pieces, or one piece of 8 or 4 bytes, each one store (nv::store_words); `p` aligned as v,
+  // global memory where Global.
+  template <bool Global, class Io, int M>
+  MLPCORE_DEVICE static void store_vector(Io* p, const vec<Io, M>& v) {
+    constexpr int kWords = sizeof v / 4, kPiece = kWords < 4 ? kWords : 4;
     static_assert(sizeof v % 16 == 0 || sizeof v == 8 || sizeof v == 4, "whole 16-byte pieces, or 8 or 4 bytes");
-    if constexpr (sizeof v == 4) {
-      *reinterpret_cast<vec<Io, M>*>(p) = v;
-    } else if constexpr (sizeof v == 8) {
-      nv::st_global_v2(p, __builtin_bit_cast(vec<std::uint32_t, 2>, v));
-    } else {
-      const auto words = __builtin_bit_cast(vec<std::uint32_t, sizeof v / 4>, v);
+    const auto words = __builtin_bit_cast(vec<std::uint32_t, kWords>, v);
+    MLPCORE_UNROLL
+    for (int i = 0; i < kWords / kPiece; ++i) {
+      std::uint32_t piece[kPiece];
       MLPCORE_UNROLL
-      for (unsigned i = 0; i < sizeof v / 16; ++i)
-        nv::st_global_v4(reinterpret_cast<char*>(p) + 16 * i, {words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]});
+      for (int j = 0; j < kPiece; ++j) piece[j] = words[kPiece * i + j];
+      nv::store_words<Global>(reinterpret_cast<char*>(p) + 16 * i, piece);
     }
   }
 

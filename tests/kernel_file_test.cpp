@@ -211,8 +211,8 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
   }
   EXPECT_FALSE(plan({2, 16, 16, 16, 1}, sample_major).large_batch_kernels) << "sample-major only";
   EXPECT_FALSE(plan({5, 48, 48, 48, 3}, feature_major).large_batch_kernels) << "48 wide";
-  EXPECT_FALSE(plan({48, 32, 32, 3}, feature_major).large_batch_kernels) << "3 input tiles";
-  EXPECT_FALSE(plan({64, 64, 64, 64, 64, 64, 4}, feature_major).large_batch_kernels) << "64 wide";
+  EXPECT_EQ(plan({48, 32, 32, 3}, feature_major).large_batch_policy.sample_tiles, 2) << "3 input tiles";
+  EXPECT_EQ(plan({64, 64, 64, 64, 64, 64, 4}, feature_major).large_batch_policy.sample_tiles, 2) << "64 wide";
   const FusedPlan deep = plan({2, 32, 32, 32, 32, 32, 32, 32, 32, 3}, feature_major);
   EXPECT_EQ(unrolled_tiles(deep), 32);
   EXPECT_FALSE(deep.large_batch_kernels) << "32 matrix tiles per 16 samples: too long to compile with four";
@@ -220,6 +220,24 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
   EXPECT_FALSE(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, false}).large_batch_kernels) << "compiled in";
   for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
     EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).large_batch_kernels);
+}
+
+// Up to 64 wide with more than 2 input tiles (read from global memory without a stage), the twins keep
+// the kernel's sample tiles and prefetch the next block's input, for float16 I/O only (ops/fused_policy.h,
+// large_batch_policy); wider, or with fewer input tiles, there are no such twins.
+TEST(FusedPlan, SpecializedKernelsWithMoreThanTwoInputTilesHaveInputPrefetchingTwinsForFloat16Io) {
+  const auto plan = [](const std::vector<std::size_t>& widths) { return plan_fused(relu_model(widths), "t", {ops::TileFamily::nvidia, true, false, {false, true}}); };
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{48, 32, 32, 3}, {64, 64, 64, 64, 64, 64, 4}, {40, 64, 64, 64, 2}, {64, 48, 48, 48, 48, 4}}) {
+    const FusedPlan p = plan(widths);
+    EXPECT_TRUE(p.large_batch_kernels) << p.shape;
+    EXPECT_FALSE(p.policy.prefetch_input) << p.shape;
+    EXPECT_TRUE(p.large_batch_policy.prefetch_input) << p.shape;
+    EXPECT_EQ(p.large_batch_policy.sample_tiles, p.policy.sample_tiles) << p.shape;
+    EXPECT_FALSE(p.large_batch_float32_io) << p.shape;
+    EXPECT_TRUE(p.describe().ends_with(", input prefetched from 2^20 feature-major samples with float16 I/O")) << p.describe();
+  }
+  EXPECT_FALSE(plan({48, 80, 80, 80, 3}).large_batch_kernels) << "80 wide";
+  EXPECT_FALSE(plan({32, 64, 64, 64, 16}).large_batch_kernels) << "2 input tiles: already staged";
 }
 
 // A call takes the kernel of its layout, and a feature-major one of at least the plan's large_batch
@@ -277,6 +295,18 @@ TEST(SpecializedSource, NamesThePlanAndKeysFollowTheText) {
   EXPECT_NE(specialized_source_key(sa), specialized_source_key(sb));
   EXPECT_EQ(specialized_source_key(sa).size(), 32u);
   EXPECT_THROW((void)specialized_source(plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia})), std::logic_error);
+}
+
+// Which kernels a plan builds is decided on the host: the source names them, so a kernel file (or cache
+// entry) of another set does not match, where the kernel headers may be the same.
+TEST(SpecializedSource, KeysTellPlansOfOtherKernelsApart) {
+  const FusedPlan both = plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  ASSERT_TRUE(both.large_batch_float32_io);
+  FusedPlan f16_only = both;
+  f16_only.large_batch_float32_io = false;
+  const std::string source = specialized_source(both);
+  for (const SpecializedKernel& k : specialized_kernels(both)) EXPECT_NE(source.find(" " + k.name), std::string::npos) << k.name;
+  EXPECT_NE(specialized_source_key(source), specialized_source_key(specialized_source(f16_only)));
 }
 
 // A run-time compiler builds each kernel a plan serves as a program of its own: the same source, naming it.

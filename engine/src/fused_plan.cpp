@@ -93,7 +93,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                              ? ops::large_batch_policy(p.family, shape, p.policy, unrolled_tiles(p))
                              : p.policy;
   p.large_batch_kernels = p.large_batch_policy != p.policy;
-  p.large_batch_float32_io = p.large_batch_kernels && ops::large_batch_float32_io(p.family, static_cast<unsigned>(p.output_dim));
+  p.large_batch_float32_io =
+      p.large_batch_kernels && ops::large_batch_float32_io(p.family, p.policy, p.large_batch_policy, static_cast<unsigned>(p.output_dim));
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -152,9 +153,11 @@ std::string FusedPlan::describe() const {
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
       const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
-      const std::string large = large_batch_kernels ? ", " + std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave from " +
-                                                                 batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O")
-                                                           : "";
+      const std::string twin = large_batch_policy.sample_tiles != policy.sample_tiles
+                                   ? std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave"
+                                   : std::string("input prefetched");
+      const std::string large =
+          large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
       return "specialized for " + shape + acc + io + large;
     }
   }

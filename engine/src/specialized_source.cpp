@@ -56,8 +56,13 @@ std::string specialized_source(const FusedPlan& plan) {
                            boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
+  // The kernels a program is built for are the host's choice (FusedPlan::large_batch_float32_io, say), so the
+  // source names them: its key (specialized_source_key) then tells a kernel file of other kernels apart.
+  std::string kernels;
+  for (const SpecializedKernel& k : specialized_kernels(plan)) kernels += " " + k.name;
   return "// mlpcore: kernels specialized for " + plan.shape + " (" + family_name(plan.family) + ", " +
          (plan.f16_accumulation ? "float16" : "float32") + " accumulation)\n" +
+         "// kernels:" + kernels + "\n"
          "#include \"ops/fused_mlp_specialized.h\"\n"
          "namespace " + ns + " {\nusing Network = " + type + ";\n}\n" +
          "MLPCORE_SPECIALIZED_KERNELS(" + ns + "::Network)\n";
