@@ -3,7 +3,7 @@
 
     python3 bench/compare_libs.py --networks 3-64x4-1,16-64x2-4 old/libmlpcore_c.so new/libmlpcore_c.so
 
-For each backend, network and batch (--batch-log2, 22 unless told, e.g. 14,16,18): every library's
+For each backend, network and batch (--batch-log2, 22 unless told, e.g. 14,16,18, and --batches): every library's
 samples/s with float32 and float16 I/O (arrays [batch, dim], or [dim, batch] with --layout
 feature_major), each timing a CUDA graph of max(1, 2^20 / batch) calls as bench/gpu_bench.py does (a
 Python call through ctypes takes longer to launch than a kernel on 2^16 samples runs), the libraries
@@ -32,6 +32,8 @@ def main():
     ap.add_argument("--backends", default="cuda,cuda-f16acc")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch-log2", type=lambda s: [int(b) for b in s.split(",")], default=[22])
+    ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")], default=[],
+                    help="sample counts besides --batch-log2's, e.g. 1048593 (feature-major rows unaligned)")
     ap.add_argument("--layout", choices=list(gb.LAYOUTS), default="sample_major")
     args = ap.parse_args()
     dev = torch.device("cuda")
@@ -44,7 +46,7 @@ def main():
             path = os.path.join(tmp, name + ".safetensors")
             gb.export(model, path)
             nets = [(p, gb.Mlpcore(lib, path, backend, None, args.layout)) for p, lib in libs]
-            for batch in (2 ** b for b in args.batch_log2):
+            for batch in [2 ** b for b in args.batch_log2] + args.batches:
                 compare(model, nets, batch, inp, out, backend, name, args)
             del nets
 
@@ -79,7 +81,8 @@ def compare(model, nets, batch, inp, out, backend, name, args):
         f32, f16 = rates[p]
         same = "" if p == first else "  outputs " + ("identical to the first's" if all(
             torch.equal(a, b) for a, b in zip(outputs[p], outputs[first])) else "DIFFER from the first's")
-        print(f"{backend:12s} {name:12s} 2^{batch.bit_length() - 1} {p}: float32 I/O {statistics.median(f32):6.2f} G/s [{min(f32):.2f}-{max(f32):.2f}]"
+        size = f"2^{batch.bit_length() - 1}" if batch & (batch - 1) == 0 else str(batch)
+        print(f"{backend:12s} {name:12s} {size} {p}: float32 I/O {statistics.median(f32):6.2f} G/s [{min(f32):.2f}-{max(f32):.2f}]"
               f"  float16 I/O {statistics.median(f16):6.2f} [{min(f16):.2f}-{max(f16):.2f}]  max rel. error {errors[p]:.1e}{same}", flush=True)
 
 

@@ -2,6 +2,7 @@
 // refused by name, a cache that survives corrupt entries and concurrent writers, and plans decided once.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -267,6 +268,26 @@ TEST(FusedPlan, CallsFromTheLargeBatchTakeTheTwins) {
   const std::vector<SpecializedKernel> kernels = specialized_kernels(f16_only);
   ASSERT_EQ(kernels.size(), 3u) << "feature-major float32 and float16 I/O, and float16 I/O's twin";
   EXPECT_EQ(kernels.back().name, "mlpcore_mlp_specialized_f16_fm_large");
+}
+
+// An input-prefetching twin (of a kernel that reads its input from global memory) takes only calls whose
+// input its stage copies with cp.async; a twin of four sample tiles, whose kernel stages the input too,
+// takes every large call.
+TEST(FusedPlan, InputPrefetchingTwinsTakeAlignedInputOnly) {
+  const auto call = [](std::uintptr_t input, std::size_t batch) {
+    return IoBuffers{reinterpret_cast<const void*>(input), nullptr, batch, Io::f16, Layout::feature_major};
+  };
+  const FusedPlan prefetching = plan_fused(relu_model({48, 64, 64, 64, 4}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  const CallRouting routing = call_routing(prefetching);
+  const std::size_t from = prefetching.large_batch;
+  EXPECT_TRUE(routing.large_batch_takes_aligned_input_only);
+  EXPECT_EQ(routing.slot(call(0x1000, from)), KernelSlot::feature_major_large_batch);
+  EXPECT_EQ(routing.slot(call(0x1000, from + 8)), KernelSlot::feature_major_large_batch);
+  EXPECT_EQ(routing.slot(call(0x1000, from + 17)), KernelSlot::feature_major) << "rows not 16-byte multiples";
+  EXPECT_EQ(routing.slot(call(0x1008, from)), KernelSlot::feature_major) << "input not 16-byte aligned";
+  const CallRouting four_tiles = call_routing(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}}));
+  EXPECT_FALSE(four_tiles.large_batch_takes_aligned_input_only);
+  EXPECT_EQ(four_tiles.slot(call(0x1008, from + 17)), KernelSlot::feature_major_large_batch);
 }
 
 // A launch's grid counts waves of the sample tiles of the kernel the call takes (engine/src/fused_packing.h,

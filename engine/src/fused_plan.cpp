@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <limits>
 
 #include "mlpcore/error.h"
@@ -121,13 +122,17 @@ CallRouting call_routing(const FusedPlan& plan) {
   for (const KernelSlot slot : kKernelSlots)
     r.sample_tiles[static_cast<std::size_t>(slot)] =
         (slot == KernelSlot::feature_major_large_batch ? plan.large_batch_policy : plan.policy).sample_tiles;
+  const int input_tiles = plan.widths.front();
+  r.large_batch_takes_aligned_input_only = ops::stages_feature_major_input(plan.family, plan.large_batch_policy, input_tiles) &&
+                                           !ops::stages_feature_major_input(plan.family, plan.policy, input_tiles);
   return r;
 }
 
 KernelSlot CallRouting::slot(const IoBuffers& call) const {
   if (call.layout == Layout::sample_major) return KernelSlot::sample_major;
-  return call.batch >= large_batch_from[static_cast<std::size_t>(call.io)] ? KernelSlot::feature_major_large_batch
-                                                                           : KernelSlot::feature_major;
+  if (call.batch < large_batch_from[static_cast<std::size_t>(call.io)]) return KernelSlot::feature_major;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(call.input) % 16 == 0 && call.batch * io_bytes(call.io) % 16 == 0;
+  return aligned || !large_batch_takes_aligned_input_only ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
 }
 
 std::string fused_kernel_suffix(Io io, KernelSlot slot) {
