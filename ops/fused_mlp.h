@@ -486,10 +486,12 @@ class InputPrefetch {
   static constexpr int S = kPolicy.sample_tiles;
   static constexpr unsigned kBlockSamples = 16 * S;
   // Feature rows of the stage, 16 bytes longer than a block's samples: the column loads of one feature
-  // per lane (Tile::load_columns; lanes of features 4t, t = 0..3, and 8 sample groups) then take the
-  // fewest shared-memory wavefronts, features 4t of even and odd t falling in different banks (float16:
-  // 2 wavefronts for 256 bytes instead of 4). (No row length that keeps cp.async's 16-byte alignment
-  // spreads all four.)
+  // per lane (Tile::load_columns; lanes of features 4t + j, t = 0..3, and 8 sample groups) then find
+  // features 4t of even and odd t in different banks, though those of t and t + 2 still share theirs:
+  // on an H100 Nsight Compute counted 4.1 shared-memory wavefronts per float16 load where 2 would hold it
+  // (16-64x2-4; 8.3 where 4 would with float32). No row length that keeps cp.async's 16-byte alignment
+  // spreads all four; rows 8-15 of each tile swapped in pairs did (stop 35), and moved the kernels -9% to
+  // +7% (their bound is elsewhere), so the rows keep their order.
   static constexpr unsigned kFeatureStride = kBlockSamples + 16 / sizeof(Io);
   static constexpr unsigned kChunks = 16 * InTiles * (kFeatureMajor ? kFeatureStride : kBlockSamples) * sizeof(Io) / 16;
   static_assert(kFeatureStride * sizeof(Io) % 16 == 0, "stage rows must be whole 16-byte chunks");
@@ -499,7 +501,7 @@ class InputPrefetch {
     if constexpr (Enabled) {
       MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];
       stage_ = chunks[thread_x() / Tile::kWave];
-      aligned_ = reinterpret_cast<std::uintptr_t>(input) % 16 == 0 && (!kFeatureMajor || batch * sizeof(Io) % 16 == 0);
+      aligned_ = copies_input_in_chunks(reinterpret_cast<std::uintptr_t>(input), kFeatureMajor ? batch * sizeof(Io) : 0);
     }
   }
   // Where block b's input is: in shared memory if it was fetched (feature-major: always), else in the input.

@@ -70,7 +70,9 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one). Compiled-in shapes wider
       // than 64 load the next output tile's weights early (32-128x4-16 +19%), keep one sample tile where
       // the input is wider than 32 or the output than 16 (two took ptxas to 255 registers and spills, as
-      // in 104-128x6-89), and loop over identical hidden layers (NVRTC took 54 s on 3-128x8-1 unrolled).
+      // in 104-128x6-89), and loop over identical hidden layers (NVRTC took 54 s on 3-128x8-1 unrolled; at
+      // 48-64 wide the loop cut NVRTC's time by 22-58%, 64-64x5-4 2.25 to 1.34 s, 2-64x8-3 3.81 to 1.62 s,
+      // but cost up to 16% at 2^22 feature-major, 64-64x5-4 with float16 accumulation and I/O 16%: not there).
       // Compiled-in shapes up to 64 wide with one input tile prefetch their input and fit 96 registers,
       // 5 blocks per SM (16-64x2-4 +38%, 3-64x4-1 +14%; with two input tiles that bound spills, and the
       // prefetch alone gains nothing; with float16 accumulators too, 96 registers beat 80 with 6 blocks
@@ -127,7 +129,10 @@ inline constexpr unsigned kLargeBatch = 1u << 20;
 // than kMaxLargeBatchTiles matrix tiles per 16 samples (`layer_tiles`, what the kernel's layers unroll):
 // a model should compile within 2 s, and NVRTC took 2.2-2.4 s for 5-48x3-3 (24 tiles) and 32-48x3-32 with
 // four, 2.2-2.3 s for 2-32x8-3 (32 tiles; 1.3-1.4 s with two). 48-wide kernels gained 3-36% at 2^22,
-// 64-64x5-4 lost 16-26%, 48-48x3-3 (3 input tiles) 2-16%. The AMD tiles keep one (register budgets).
+// 64-64x5-4 lost 16-26%, 48-48x3-3 (3 input tiles) 2-16%; again at stop 35, with the hidden layers in a
+// loop so that NVRTC took 1.5-2.8 s for four kernels on 16 cores, 48-64 wide with at most 2 input tiles and
+// 32 matrix tiles, against the kernel without either: 16-64x2-4 -14 to -16% at 2^20, 24-64x6-8 0 to -15%,
+// 3-64x4-1 and 2-64x8-3 -9 to -4%, 5-48x3-3 -6 to +6%. The AMD tiles keep one (register budgets).
 // Up to 64 wide with more than 2 input tiles (which the kernels read from global memory, no stage: see
 // stages_feature_major_input), the twin keeps its sample tiles and prefetches its input: the next block's
 // is copied into the wave's shared memory while this one runs. On an H100 against the kernel without, at
@@ -161,10 +166,22 @@ MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, Fus
 }
 
 // Whether a feature-major kernel (ops/fused_mlp.h, InputPrefetch) copies each block's input through the
-// wave's shared memory: on NVIDIA wherever the input prefetches, and for inputs of at most 2 tiles (the
-// stage, 16 bytes padded per feature, then takes at most 8.5 KiB per wave).
+// wave's shared memory: on NVIDIA wherever the input prefetches, and for inputs of at most 2 tiles. The
+// stage holds a row per feature, a block's 16 S samples and 16 bytes of padding: up to 2 tiles at most 8.5
+// KiB per wave (float32, 4 sample tiles); an input-prefetching twin (float16 I/O, 2 sample tiles, at most
+// 64 features) 80 bytes per feature, 5 KiB.
 MLPCORE_HOST_DEVICE constexpr bool stages_feature_major_input(TileFamily family, FusedPolicy policy, int input_tiles) {
   return family == TileFamily::nvidia && (policy.prefetch_input || input_tiles <= 2);
+}
+
+// Whether a stage copies a call's input with cp.async, in whole 16-byte chunks: the input's address
+// 16-byte aligned and, feature-major, each feature's row (`row_bytes`, the batch's values) a multiple of 16
+// bytes (0 for sample-major input, whose blocks of rows are whole chunks). Otherwise a feature-major stage
+// is filled by the lanes' own loads and sample-major input read from global memory (ops/fused_mlp.h,
+// InputPrefetch); where only an input-prefetching twin stages the input, the call takes the kernel instead
+// (engine/src/fused_plan.h, CallRouting).
+MLPCORE_HOST_DEVICE constexpr bool copies_input_in_chunks(unsigned long long input_address, unsigned long long row_bytes) {
+  return input_address % 16 == 0 && row_bytes % 16 == 0;
 }
 
 }  // namespace mlpcore::ops

@@ -492,7 +492,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   EXPECT_EQ(spill.compiles(), 2 * four.size()) << "each kernel compiled twice";
   for (std::size_t i = 0; i < four.size(); ++i) {
     FusedPlan expected = twins;
-    (four[i].slot == KernelSlot::feature_major_large_batch ? expected.large_batch_policy : expected.policy).min_blocks = 0;
+    expected.policy_of(four[i].slot).min_blocks = 0;
     EXPECT_EQ(text(both_unbounded.modules[i]), kernel_source(specialized_source(expected), four[i])) << four[i].name;
   }
 }

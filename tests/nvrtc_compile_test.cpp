@@ -40,7 +40,7 @@ std::size_t mma_floor(const FusedPlan& p, const SpecializedKernel& k) {
     const bool narrow_n = p.narrow_output && l + 1 == layers;
     n += static_cast<std::size_t>(p.widths[l] * p.widths[l + 1]) * (narrow_n ? 1 : 2);
   }
-  const ops::FusedPolicy& policy = k.slot == KernelSlot::feature_major_large_batch ? p.large_batch_policy : p.policy;
+  const ops::FusedPolicy& policy = p.policy_of(k.slot);
   return n * static_cast<std::size_t>(policy.sample_tiles);
 }
 
@@ -51,7 +51,7 @@ std::size_t mma_floor(const FusedPlan& p, const SpecializedKernel& k) {
 // Feature-major (store_columns, st.global): per output tile and lane unit (4, or 2 where N = 8) one per 16
 // bytes of its 2S samples, or one of 8 or 4 bytes. NVVM split such stores of vectors into 4- or 2-byte ones.
 std::size_t output_vector_stores(const FusedPlan& p, const SpecializedKernel& k) {
-  const ops::FusedPolicy& policy = k.slot == KernelSlot::feature_major_large_batch ? p.large_batch_policy : p.policy;
+  const ops::FusedPolicy& policy = p.policy_of(k.slot);
   const auto out_tiles = static_cast<std::size_t>(p.widths.back()), sample_tiles = static_cast<std::size_t>(policy.sample_tiles);
   if (slot_layout(k.slot) == Layout::sample_major) return p.narrow_output ? 0 : 2 * out_tiles * sample_tiles;
   const std::size_t bytes = 2 * sample_tiles * io_bytes(k.io);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "mlpcore/error.h"
 #include "ops/fused_shapes.h"
@@ -119,9 +120,7 @@ CallRouting call_routing(const FusedPlan& plan) {
   for (const Io io : {Io::f32, Io::f16})
     r.large_batch_from[static_cast<std::size_t>(io)] =
         has_kernel(plan, KernelSlot::feature_major_large_batch, io) ? plan.large_batch : std::numeric_limits<std::size_t>::max();
-  for (const KernelSlot slot : kKernelSlots)
-    r.sample_tiles[static_cast<std::size_t>(slot)] =
-        (slot == KernelSlot::feature_major_large_batch ? plan.large_batch_policy : plan.policy).sample_tiles;
+  for (const KernelSlot slot : kKernelSlots) r.sample_tiles[static_cast<std::size_t>(slot)] = plan.policy_of(slot).sample_tiles;
   const int input_tiles = plan.widths.front();
   r.large_batch_takes_aligned_input_only = ops::stages_feature_major_input(plan.family, plan.large_batch_policy, input_tiles) &&
                                            !ops::stages_feature_major_input(plan.family, plan.policy, input_tiles);
@@ -131,14 +130,19 @@ CallRouting call_routing(const FusedPlan& plan) {
 KernelSlot CallRouting::slot(const IoBuffers& call) const {
   if (call.layout == Layout::sample_major) return KernelSlot::sample_major;
   if (call.batch < large_batch_from[static_cast<std::size_t>(call.io)]) return KernelSlot::feature_major;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(call.input) % 16 == 0 && call.batch * io_bytes(call.io) % 16 == 0;
-  return aligned || !large_batch_takes_aligned_input_only ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
+  const bool copied = ops::copies_input_in_chunks(reinterpret_cast<std::uintptr_t>(call.input), call.batch * io_bytes(call.io));
+  return copied || !large_batch_takes_aligned_input_only ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
 }
 
 std::string fused_kernel_suffix(Io io, KernelSlot slot) {
   return std::string(io == Io::f16 ? "_f16" : "") + (slot_layout(slot) == Layout::feature_major ? "_fm" : "") +
          (slot == KernelSlot::feature_major_large_batch ? "_large" : "");
 }
+
+const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
+  return slot == KernelSlot::feature_major_large_batch ? large_batch_policy : policy;
+}
+ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) { return const_cast<ops::FusedPolicy&>(std::as_const(*this).policy_of(slot)); }
 
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";

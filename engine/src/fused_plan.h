@@ -22,6 +22,10 @@ enum class KernelKind {
   specialized,     // mlpcore_mlp_specialized: this model's own kernel, compiled for it
 };
 
+// Which of a plan's kernels runs a call: the one of its I/O layout, or for a feature-major call of at least
+// FusedPlan::large_batch samples the specialized plan's twin built for large batches (large_batch_policy).
+enum class KernelSlot { sample_major, feature_major, feature_major_large_batch };
+
 struct FusedPlan {
   ops::TileFamily family = ops::TileFamily::rdna3;
   KernelKind kind = KernelKind::runtime_shaped;
@@ -50,6 +54,9 @@ struct FusedPlan {
   std::string not_specialized;
 
   std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
+  // The policy the kernel in `slot` runs with.
+  const ops::FusedPolicy& policy_of(KernelSlot slot) const;
+  ops::FusedPolicy& policy_of(KernelSlot slot);
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
@@ -72,9 +79,6 @@ struct PlanRequest {
   NetworkOptions::Layouts layouts;  // the ones a specialized kernel serves
 };
 
-// Which of a plan's kernels runs a call: the one of its I/O layout, or for a feature-major call of at least
-// FusedPlan::large_batch samples the specialized plan's twin built for large batches (large_batch_policy).
-enum class KernelSlot { sample_major, feature_major, feature_major_large_batch };
 inline constexpr std::array<KernelSlot, 3> kKernelSlots = {KernelSlot::sample_major, KernelSlot::feature_major,
                                                            KernelSlot::feature_major_large_batch};
 inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_major ? Layout::sample_major : Layout::feature_major; }

@@ -71,7 +71,7 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
                             const KernelCompiler& compiler) {
   CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
   FusedPlan again = plan;
-  ops::FusedPolicy& policy = kernel.slot == KernelSlot::feature_major_large_batch ? again.large_batch_policy : again.policy;
+  ops::FusedPolicy& policy = again.policy_of(kernel.slot);
   if (c.local_arrays) policy.compiler_unrolls_tiles = false;
   if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) policy.min_blocks = 0;
   // The source builds twins where its two policies differ (ops::SpecializedNetwork): without twins they stay equal.
