@@ -32,15 +32,15 @@ def main():
         path = os.path.join(tmp, name + ".safetensors")
         gb.export(gb.make_net(inp, width, hidden, out).eval(), path)
         for backend in args.backends.split(","):
-            seconds = {p: [] for p, _ in libs}
+            seconds, kernel = {p: [] for p, _ in libs}, {}
             for r in range(args.rounds):
                 for p, lib in libs if r % 2 == 0 else libs[::-1]:
                     net = gb.Mlpcore(lib, path, backend, tempfile.mkdtemp(dir=tmp), args.layout)
                     seconds[p].append(net.seconds)
-                    kernel = net.kernel
+                    kernel[p] = net.kernel
                     del net
             for p, s in seconds.items():
-                print(f"{backend:12s} {name:12s} {args.layout}: {p}: least {min(s):.2f} s, median {statistics.median(s):.2f} s ({kernel})",
+                print(f"{backend:12s} {name:12s} {args.layout}: {p}: least {min(s):.2f} s, median {statistics.median(s):.2f} s ({kernel[p]})",
                       flush=True)
 
 

@@ -67,8 +67,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
     case TileFamily::nvidia:
       // Measured on an H100 ("compiled-in": every fixed shape, specialized ones too): two sample tiles
       // per warp (one in specialized kernels 33-64 wide, for more warps, lost 4-46%), except one in the
-      // device-side API's networks wider than 32 (their extra registers would
-      // spill or cost occupancy: 32-64x3-8 +36%, 32-128x3-16 +40% with one). Compiled-in shapes wider
+      // device-side API's networks wider than 32 (their extra registers would spill or cost occupancy:
+      // 32-64x3-8 +36%, 32-128x3-16 +40% with one). Compiled-in shapes wider
       // than 64 load the next output tile's weights early (32-128x4-16 +19%), keep one sample tile where
       // the input is wider than 32 or the output than 16 (two took ptxas to 255 registers and spills, as
       // in 104-128x6-89), and loop over identical hidden layers (NVRTC took 54 s on 3-128x8-1 unrolled; at
