@@ -8,7 +8,6 @@ Each network is built --rounds times by each library in turn (the order alternat
 fresh kernel cache, so every build compiles; prints the least and the median seconds per library, backend
 and network. NVRTC's threads contend with other compiles on the machine: run nothing beside it.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -19,18 +18,11 @@ import gpu_bench as gb  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("libs", nargs="+", help="paths of libmlpcore_c.so builds")
-    ap.add_argument("--networks", type=lambda s: [gb.parse_network(n) for n in s.split(",")], default=gb.NETWORKS)
-    ap.add_argument("--backends", default="cuda,cuda-f16acc")
-    ap.add_argument("--layout", choices=list(gb.LAYOUTS), default="sample_major")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
+    args = gb.library_comparison_args(__doc__).parse_args()
     libs = [(p, gb.load_lib(p)) for p in args.libs]
     tmp = tempfile.mkdtemp()
-    for name, inp, width, hidden, out in args.networks:
-        path = os.path.join(tmp, name + ".safetensors")
-        gb.export(gb.make_net(inp, width, hidden, out).eval(), path)
+    for network in args.networks:
+        name, path = network[0], gb.exported(network, tmp)[1]
         for backend in args.backends.split(","):
             seconds, kernel = {p: [] for p, _ in libs}, {}
             for r in range(args.rounds):

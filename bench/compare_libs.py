@@ -12,7 +12,6 @@ each library's largest relative error against PyTorch's float32 forward, and whe
 float16 outputs are identical to the first library's. Compare rows of one run
 only: H100s of a pool differ by several percent.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -25,26 +24,20 @@ import gpu_bench as gb  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("libs", nargs="+", help="paths of libmlpcore_c.so builds")
-    ap.add_argument("--networks", type=lambda s: [gb.parse_network(n) for n in s.split(",")],
-                    default=gb.NETWORKS)
-    ap.add_argument("--backends", default="cuda,cuda-f16acc")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = gb.library_comparison_args(__doc__)
     ap.add_argument("--batch-log2", type=lambda s: [int(b) for b in s.split(",")], default=[22])
     ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")], default=[],
                     help="sample counts besides --batch-log2's, e.g. 1048593 (feature-major rows unaligned)")
-    ap.add_argument("--layout", choices=list(gb.LAYOUTS), default="sample_major")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp()
     libs = [(p, gb.load_lib(p)) for p in args.libs]
     for backend in args.backends.split(","):
-        for name, inp, width, hidden, out in args.networks:
-            model = gb.make_net(inp, width, hidden, out).to(dev).eval()
-            path = os.path.join(tmp, name + ".safetensors")
-            gb.export(model, path)
+        for network in args.networks:
+            name, inp, _, _, out = network
+            model, path = gb.exported(network, tmp)
+            model = model.to(dev)
             nets = [(p, gb.Mlpcore(lib, path, backend, None, args.layout)) for p, lib in libs]
             for batch in [2 ** b for b in args.batch_log2] + args.batches:
                 compare(model, nets, batch, inp, out, backend, name, args)

@@ -63,6 +63,28 @@ class Mlpcore:
         self.lib.mlpcore_network_destroy(self.handle)
 
 
+def library_comparison_args(description):
+    """The arguments shared by the scripts that run builds of libmlpcore_c.so side by side in one process
+    (compare_libs.py, build_times.py); a script adds its own before parsing."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("libs", nargs="+", help="paths of libmlpcore_c.so builds")
+    ap.add_argument("--networks", type=lambda s: [parse_network(n) for n in s.split(",")], default=NETWORKS)
+    ap.add_argument("--backends", default="cuda,cuda-f16acc")
+    ap.add_argument("--layout", choices=list(LAYOUTS), default="sample_major")
+    ap.add_argument("--rounds", type=int, default=3)
+    return ap
+
+
+def exported(network, folder):
+    """A PyTorch network of `network`'s shape (parse_network) with random weights, and the safetensors file
+    in `folder` it is exported to."""
+    name, inp, width, hidden, out = network
+    model = make_net(inp, width, hidden, out).eval()
+    path = os.path.join(folder, name + ".safetensors")
+    export(model, path)
+    return model, path
+
+
 def load_lib(path):
     lib = ctypes.CDLL(path)
     lib.mlpcore_network_create.restype = ctypes.c_void_p
