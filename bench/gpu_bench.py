@@ -173,10 +173,10 @@ def main():
     results = {}  # name -> {batch: [samples/s per series..., torch]}
     errors = {}  # name -> [max rel. error per series]
     tmp = tempfile.mkdtemp()
-    for name, inp, width, hidden, out in args.networks:
-        model = make_net(inp, width, hidden, out).to(dev).eval()
-        path = os.path.join(tmp, name + ".safetensors")
-        export(model, path)
+    for network in args.networks:
+        name, inp, width, hidden, out = network
+        model, path = exported(network, tmp)
+        model = model.to(dev)
         cache = tempfile.mkdtemp()
         for b in args.backends:  # how long building a network takes: compiling, then from the cache
             cold = Mlpcore(lib, path, b, cache, args.layout)  # compiles, and fills the fresh cache

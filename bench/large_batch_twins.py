@@ -11,16 +11,12 @@ median of --rounds alternated rounds, each the median of 15 CUDA-event-timed gra
 change. A network or I/O type without twins runs the same kernel twice (a measure of the noise).
 """
 import argparse
-import os
-import sys
 import tempfile
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
-from mlpcore_export import export  # noqa: E402
-from bench_networks import make_net, parse_network  # noqa: E402
-from gpu_bench import Mlpcore, graph_of, load_lib, time_ms  # noqa: E402
+from bench_networks import parse_network
+from gpu_bench import Mlpcore, exported, graph_of, load_lib, time_ms
 
 LARGE_BATCH = 1 << 20  # ops::kLargeBatch
 
@@ -37,9 +33,9 @@ def main():
     dev = torch.device("cuda")
     tmp = tempfile.mkdtemp()
     print(f"{torch.cuda.get_device_name(0)}: G samples/s at {LARGE_BATCH - 64} -> {LARGE_BATCH} feature-major samples")
-    for name, inp, width, hidden, out in args.networks:
-        path = os.path.join(tmp, name + ".safetensors")
-        export(make_net(inp, width, hidden, out).to(dev).eval(), path)
+    for network in args.networks:
+        name, inp, _, _, out = network
+        path = exported(network, tmp)[1]
         for backend in args.backends:
             net = Mlpcore(lib, path, backend, tempfile.mkdtemp(), "feature_major")
             cells = []
