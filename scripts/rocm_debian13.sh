@@ -25,5 +25,5 @@ run "$label" "python3 scripts/amd_kernel_report.py --build build-rocm --clang cl
   --readelf llvm-readelf-17 --out /tmp/amd-kernels-clang17.md"
 cp "$root/tmp/amd-kernels-clang17.md" "$report"
 # HIP 5.7 keeps hiprtc in libamdhip64.so.5, which mlpcore loads only when named.
-run "$label" "MLPCORE_HIPRTC_LIBRARY=libamdhip64.so.5 ctest --test-dir build-rocm --output-on-failure -R 'CodeObject' | tail -n 15"
+run "$label" "MLPCORE_HIPRTC_LIBRARY=libamdhip64.so.5 ctest --test-dir build-rocm --output-on-failure --parallel \$(nproc) -R 'CodeObject' | tail -n 15"
 echo "==> ROCm toolchain check took $((SECONDS - start)) s; its kernel report: $report"

@@ -1,11 +1,13 @@
 #include "ops/emu/wave_emulator.h"
 
 #include <sys/mman.h>
-#include <ucontext.h>
 
+#include <array>
 #include <exception>
 #include <memory>
 #include <vector>
+
+#include "ops/emu/fiber_context.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MLPCORE_ASAN 1
@@ -18,6 +20,7 @@
 #define MLPCORE_ASAN 0
 #endif
 #if MLPCORE_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -40,7 +43,7 @@ struct Stack {
 };
 
 struct Fiber {
-  ucontext_t context{};
+  FiberContext context;
   Dim3 thread;
   unsigned linear = 0;
   State state = State::runnable;
@@ -69,11 +72,11 @@ class BlockRunner {
       f = Fiber{};
       f.linear = i;
       f.thread = {i % block_.x, (i / block_.x) % block_.y, i / (block_.x * block_.y)};
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = stacks_[i]->base;
-      f.context.uc_stack.ss_size = kStackBytes;
-      f.context.uc_link = nullptr;
-      makecontext(&f.context, &BlockRunner::entry, 0);
+#if MLPCORE_ASAN
+      // The last fiber on this stack left its frames' redzones poisoned: it never returned.
+      __asan_unpoison_memory_region(stacks_[i]->base, kStackBytes);
+#endif
+      make_fiber(f.context, stacks_[i]->base, kStackBytes, &BlockRunner::entry);
     }
     for (;;) {
       bool progressed = false;
@@ -130,7 +133,7 @@ class BlockRunner {
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, stacks_[f.linear]->base, kStackBytes);
 #endif
-    swapcontext(&scheduler_, &f.context);
+    switch_fiber(scheduler_, f.context);
 #if MLPCORE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -141,7 +144,7 @@ class BlockRunner {
 #if MLPCORE_ASAN
     __sanitizer_start_switch_fiber(finished ? nullptr : &f.fake_stack, main_stack_bottom_, main_stack_size_);
 #endif
-    swapcontext(&f.context, &scheduler_);
+    switch_fiber(f.context, scheduler_);
 #if MLPCORE_ASAN
     __sanitizer_finish_switch_fiber(f.fake_stack, &main_stack_bottom_, &main_stack_size_);
 #endif
@@ -169,8 +172,8 @@ class BlockRunner {
                               waiting->op_name + ": cross-lane operations need every lane of the wave");
       }
       if (!all_there) continue;  // some lanes are still running or at a barrier
-      std::vector<const void*> in(wave_);
-      std::vector<void*> out(wave_);
+      std::array<const void*, 64> in{};
+      std::array<void*, 64> out{};
       for (std::size_t i = first; i < end; ++i) {
         const Fiber& f = fibers_[i];
         if (f.op != waiting->op)
@@ -179,7 +182,7 @@ class BlockRunner {
         in[i - first] = f.in;
         out[i - first] = f.out;
       }
-      waiting->op(in, out);
+      waiting->op({in.data(), wave_}, {out.data(), wave_});
       for (std::size_t i = first; i < end; ++i) fibers_[i].state = State::runnable;
       any = true;
     }
@@ -221,7 +224,7 @@ class BlockRunner {
   const std::function<void()>& body_;
   std::vector<Fiber> fibers_;
   std::vector<std::unique_ptr<Stack>> stacks_;
-  ucontext_t scheduler_{};
+  FiberContext scheduler_;
   Fiber* current_ = nullptr;
   const void* main_stack_bottom_ = nullptr;
   std::size_t main_stack_size_ = 0;
