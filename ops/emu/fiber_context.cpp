@@ -9,7 +9,7 @@
 // rbp, return address.
 extern "C" void mlpcore_emu_switch_stack(void** save, void* load);
 asm(R"(
-  .text
+  .pushsection .text
   .p2align 4
   .globl mlpcore_emu_switch_stack
   .hidden mlpcore_emu_switch_stack
@@ -37,6 +37,7 @@ mlpcore_emu_switch_stack:
   popq %rbp
   ret
   .size mlpcore_emu_switch_stack, .-mlpcore_emu_switch_stack
+  .popsection
 )");
 #endif
 

@@ -37,7 +37,12 @@ struct Stack {
     base = ::mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) throw EmulatorError("wave emulator: cannot allocate a fiber stack");
   }
-  ~Stack() { ::munmap(base, kStackBytes); }
+  ~Stack() {
+#if MLPCORE_ASAN
+    __asan_unpoison_memory_region(base, kStackBytes);  // so that a later mapping here starts clean
+#endif
+    ::munmap(base, kStackBytes);
+  }
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 };
