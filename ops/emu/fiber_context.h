@@ -4,7 +4,8 @@
 // on every switch (43% of an emulated network's time), and under AddressSanitizer its interceptor clears
 // the shadow of the whole fiber stack on every switch (60% of the sanitizer pass's time in the kernel).
 // Elsewhere (other processors, x32, non-ELF) it is ucontext, and so it is in builds with shadow stacks
-// (-fcf-protection=return), which only glibc's switch keeps in step. The emulator calls AddressSanitizer's fiber hooks around each switch.
+// (-fcf-protection=return), which only glibc's switch keeps in step. The emulator calls AddressSanitizer's
+// fiber hooks around each switch.
 #include <cstddef>
 
 #if defined(__x86_64__) && defined(__LP64__) && defined(__ELF__) && !(defined(__CET__) && (__CET__ & 2))
