@@ -76,7 +76,7 @@ struct PlanRequest {
   ops::TileFamily family;
   bool specialize = false;
   bool f16_accumulation = false;
-  NetworkOptions::Layouts layouts;  // the ones a specialized kernel serves
+  NetworkOptions::Layouts layouts{};  // the ones a specialized kernel serves
 };
 
 inline constexpr std::array<KernelSlot, 3> kKernelSlots = {KernelSlot::sample_major, KernelSlot::feature_major,
