@@ -10,7 +10,9 @@ Python call through ctypes takes longer to launch than a kernel on 2^16 samples 
 alternated over --rounds rounds (so clock and thermal drift hit all alike); prints the median and range,
 each library's largest relative error against PyTorch's float32 forward, and whether its float32 and
 float16 outputs are identical to the first library's. Compare rows of one run
-only: H100s of a pool differ by several percent.
+only: H100s of a pool differ by several percent. Each library compiles its specialized kernels into a
+kernel cache of its own: the cache key is the kernel source's, so libraries that build the same source
+differently (how engine/src/specialize.cpp compiles it) would otherwise run the first one's kernels.
 """
 import os
 import statistics
@@ -32,13 +34,13 @@ def main():
     dev = torch.device("cuda")
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp()
-    libs = [(p, gb.load_lib(p)) for p in args.libs]
+    libs = [(p, gb.load_lib(p), tempfile.mkdtemp(dir=tmp)) for p in args.libs]
     for backend in args.backends.split(","):
         for network in args.networks:
             name, inp, _, _, out = network
             model, path = gb.exported(network, tmp)
             model = model.to(dev)
-            nets = [(p, gb.Mlpcore(lib, path, backend, None, args.layout)) for p, lib in libs]
+            nets = [(p, gb.Mlpcore(lib, path, backend, cache, args.layout)) for p, lib, cache in libs]
             for batch in [2 ** b for b in args.batch_log2] + args.batches:
                 compare(model, nets, batch, inp, out, backend, name, args)
             del nets

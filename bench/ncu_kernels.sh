@@ -1,27 +1,23 @@
 #!/bin/bash
 # Profiles mlpcore's kernels with Nsight Compute: for each network ('a-bxc-d', as bench/gpu_bench.py) and
-# backend, the second kernel launch of `mlpcore bench` at 2^22 samples, float32 I/O, in LAYOUT (default
-# sample_major; feature_major: the kernels that read and write [dim, batch]).
-#   bench/ncu_kernels.sh OUT_DIR "64-64x5-4 3-64x4-1" "cuda cuda-f16acc" [LAYOUT]   (build/apps/mlpcore, ncu on PATH)
+# backend (cuda+builtin: the built-in kernels), the second call of bench/profile_call.py, in LAYOUT
+# (sample_major, the default, or feature_major), with IO arrays (float32, the default, or float16) of
+# 2^BATCH_LOG2 samples (default 22). Writes each report's details to OUT_DIR and prints its main figures.
+#   bench/ncu_kernels.sh OUT_DIR "64-64x5-4 3-64x4-1" "cuda cuda-f16acc" [LAYOUT] [IO] [BATCH_LOG2]
+#   (build/engine/libmlpcore_c.so, or LIB=...; PyTorch, and ncu on PATH)
 set -euo pipefail
-out=$1 networks=$2 backends=$3 layout=${4:-sample_major}
+out=$1 networks=$2 backends=$3 layout=${4:-sample_major} io=${5:-float32} batch_log2=${6:-22}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 for n in $networks; do
-  PYTHONPATH="$here:$here/../models/export" python3 -c "
-import sys, torch
-from bench_networks import make_net, parse_network
-from mlpcore_export import export
-torch.manual_seed(1)
-_, i, w, h, o = parse_network(sys.argv[1])
-export(make_net(i, w, h, o), sys.argv[2])" "$n" "$out/$n.safetensors"
   for b in $backends; do
+    report="$out/ncu_${n}_${b}_${layout}_${io}_2^$batch_log2"
     ncu --kernel-name regex:mlpcore --launch-skip 1 --launch-count 1 --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis --section InstructionStats \
-      --section MemoryWorkloadAnalysis \
-      build/apps/mlpcore bench -q -b "$b" --layout "$layout" -n 4194304 -r 1 -w 1 "$out/$n.safetensors" \
-      > "$out/ncu_${n}_${b}_$layout.txt" 2>&1
-    echo "== $n $b $layout"
-    grep -E "Duration|Registers Per|Theoretical Occupancy|Executed Instructions  |Issue Slots Busy|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput" "$out/ncu_${n}_${b}_$layout.txt"
+      --section MemoryWorkloadAnalysis --section SourceCounters \
+      python3 "$here/profile_call.py" --lib "${LIB:-build/engine/libmlpcore_c.so}" "$n" "$b" --layout "$layout" --io "$io" \
+      --batch-log2 "$batch_log2" > "$report.txt" 2>&1
+    echo "== $n $b $layout $io 2^$batch_log2"
+    grep -E "Duration|Registers Per|Achieved Occupancy|Executed Instructions  |Issue Slots Busy|Compute \(SM\) Throughput|L1/TEX Cache Throughput|DRAM Throughput|Local Memory Spilling Requests  |highest-utilized|excessive wavefronts" "$report.txt"
   done
 done
