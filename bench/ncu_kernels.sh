@@ -12,12 +12,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 for n in $networks; do
   for b in $backends; do
     report="$out/ncu_${n}_${b}_${layout}_${io}_2^$batch_log2"
-    ncu --kernel-name regex:mlpcore --launch-skip 1 --launch-count 1 --section SpeedOfLight --section Occupancy \
+    echo "== $n $b $layout $io 2^$batch_log2"
+    if ! ncu --kernel-name regex:mlpcore --launch-skip 1 --launch-count 1 --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis --section InstructionStats \
       --section MemoryWorkloadAnalysis --section SourceCounters \
       python3 "$here/profile_call.py" --lib "${LIB:-build/engine/libmlpcore_c.so}" "$n" "$b" --layout "$layout" --io "$io" \
-      --batch-log2 "$batch_log2" > "$report.txt" 2>&1
-    echo "== $n $b $layout $io 2^$batch_log2"
-    grep -E "Duration|Registers Per|Achieved Occupancy|Executed Instructions  |Issue Slots Busy|Compute \(SM\) Throughput|L1/TEX Cache Throughput|DRAM Throughput|Local Memory Spilling Requests  |highest-utilized|excessive wavefronts" "$report.txt"
+      --batch-log2 "$batch_log2" > "$report.txt" 2>&1; then
+      tail -n 20 "$report.txt" >&2
+      echo "ncu_kernels.sh: the profiled call failed: $report.txt" >&2
+      exit 1
+    fi
+    grep -E "Duration|Registers Per|Achieved Occupancy|Executed Instructions  |Issue Slots Busy|Compute \(SM\) Throughput|L1/TEX Cache Throughput|DRAM Throughput|Local Memory Spilling Requests  |highest-utilized|excessive wavefronts" "$report.txt" ||
+      echo "  no mlpcore kernel profiled: $report.txt"
   done
 done

@@ -31,7 +31,7 @@ def main():
     tmp = tempfile.mkdtemp()
     torch.manual_seed(1)
     _, path = gb.exported(args.network, tmp)
-    net = gb.Mlpcore(gb.load_lib(args.lib), path, args.backend, tmp, args.layout)
+    net = gb.Mlpcore(gb.load_lib(args.lib), path, args.backend, tempfile.mkdtemp(dir=tmp), args.layout)  # a fresh kernel cache
     print(f"{args.network[0]} {args.backend}: {net.kernel}", file=sys.stderr)
     batch, dtype = 1 << args.batch_log2, getattr(torch, args.io)
     (inp, out) = (args.network[1], args.network[4])
