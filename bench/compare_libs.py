@@ -48,11 +48,9 @@ def main():
 
 def compare(model, nets, batch, inp, out, backend, name, args):
     dev = torch.device("cuda")
-    # feature-major arrays are the transposes: [dim, batch], contiguous
-    shaped = (lambda a: a.t().contiguous()) if args.layout == "feature_major" else (lambda a: a)
-    samples = (lambda a: a.t()) if args.layout == "feature_major" else (lambda a: a)
-    x = shaped(torch.rand(batch, inp, device=dev) * 2 - 1)
-    y = shaped(torch.empty(batch, out, device=dev))
+    x = gb.arranged(torch.rand(batch, inp, device=dev) * 2 - 1, args.layout)
+    y = gb.arranged(torch.empty(batch, out, device=dev), args.layout)
+    samples = lambda a: gb.by_sample(a, args.layout)
     x16, y16 = x.half(), torch.empty_like(y, dtype=torch.float16)
     checked = min(batch, 100003)
     with torch.inference_mode():

@@ -33,6 +33,16 @@ NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "16-64x2-4",
 LAYOUTS = {"sample_major": 0, "feature_major": 1}  # MLPCORE_SAMPLE_MAJOR, MLPCORE_FEATURE_MAJOR
 
 
+def arranged(a, layout):
+    """A [batch, dim] array as calls in `layout` take it: itself, or its feature-major [dim, batch] copy."""
+    return a.t().contiguous() if layout == "feature_major" else a
+
+
+def by_sample(a, layout):
+    """A call's array in `layout`, seen as [batch, dim]."""
+    return a.t() if layout == "feature_major" else a
+
+
 class Mlpcore:
     def __init__(self, lib, path, backend, kernel_cache=None, layout="sample_major"):
         """backend: a backend's name, with "+builtin" for its built-in kernels only; its calls in `layout`."""
@@ -183,8 +193,7 @@ def main():
             warm = Mlpcore(lib, path, b, cache, args.layout)
             print(f"{name} {b}: {cold.kernel}; built in {cold.seconds:.3f} s, {warm.seconds * 1e3:.1f} ms from the cache", flush=True)
         nets = {b: Mlpcore(lib, path, b, cache, args.layout) for b in args.backends}
-        fm = args.layout == "feature_major"
-        arranged = (lambda t: t.t().contiguous()) if fm else (lambda t: t)  # [batch, dim] as the calls take it
+        laid_out = lambda t: arranged(t, args.layout)  # [batch, dim] as the calls take it
         model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs, below and from 2^20 samples (from there feature-major
@@ -197,18 +206,18 @@ def main():
                 refs = {"float32": model(x), "float16": model(x.half().float())}
             for i, (b, io) in enumerate(series):
                 dtype = torch.float32 if io == "float32" else torch.float16
-                y = arranged(torch.empty(n, out, device=dev, dtype=dtype))
-                nets[b].enqueue(arranged(x.to(dtype)), y)
+                y = laid_out(torch.empty(n, out, device=dev, dtype=dtype))
+                nets[b].enqueue(laid_out(x.to(dtype)), y)
                 torch.cuda.synchronize()
-                y = y.t() if fm else y
+                y = by_sample(y, args.layout)
                 errors[name][i] = max(errors[name][i], ((y.float() - refs[io]).abs() / refs[io].abs().clamp(min=1)).max().item())
         results[name] = {}
         for batch in batches:
             xs = {"float32": torch.rand(batch, inp, device=dev) * 2 - 1}
             xs["float16"] = xs["float32"].half()
-            ys = {io: arranged(torch.empty(batch, out, device=dev, dtype=xs[io].dtype)) for io in xs}
+            ys = {io: laid_out(torch.empty(batch, out, device=dev, dtype=xs[io].dtype)) for io in xs}
             xs16 = xs["float16"]  # PyTorch's input
-            xs = {io: arranged(v) for io, v in xs.items()}
+            xs = {io: laid_out(v) for io, v in xs.items()}
             calls = max(1, 2 ** 20 // batch)  # per timed replay
             rates = []
             for b, io in series:

@@ -35,9 +35,8 @@ def main():
     print(f"{args.network[0]} {args.backend}: {net.kernel}", file=sys.stderr)
     batch, dtype = 1 << args.batch_log2, getattr(torch, args.io)
     (inp, out) = (args.network[1], args.network[4])
-    shapes = ((inp, batch), (out, batch)) if args.layout == "feature_major" else ((batch, inp), (batch, out))
-    x = torch.rand(shapes[0], device="cuda").mul(2).sub(1).to(dtype)
-    y = torch.empty(shapes[1], device="cuda", dtype=dtype)
+    x = gb.arranged(torch.rand(batch, inp, device="cuda").mul(2).sub(1).to(dtype), args.layout)
+    y = gb.arranged(torch.empty(batch, out, device="cuda", dtype=dtype), args.layout)
     for _ in range(2):
         net.enqueue(x, y)
     torch.cuda.synchronize()

@@ -168,150 +168,170 @@ MLPCORE_DEVICE unsigned sample_in_block(int s, int n) {
   return static_cast<unsigned>(Tile::block_sample(S, s, n));
 }
 
+// The sample that sample tile s of block b counts its columns' samples from, in layout L, and the sample
+// (counted from it) of the tile's hardware column n: sample-major tiles take 16 consecutive samples' rows
+// (from the tile's first), feature-major ones the columns of Tile::block_sample (from the block's first).
+template <IoLayout L>
+MLPCORE_DEVICE unsigned tile_first_sample(SampleBlock b, int s) {
+  if constexpr (L == IoLayout::feature_major) return b.sample0;
+  return b.sample0 + 16u * static_cast<unsigned>(s);
+}
+template <class Tile, IoLayout L, int S>
+MLPCORE_DEVICE unsigned tile_column_sample(int s, int n) {
+  if constexpr (L == IoLayout::feature_major) return sample_in_block<Tile, S>(s, n);
+  return static_cast<unsigned>(n);
+}
+
 // Whether every sample of block b's S tiles is in the batch.
 template <int S>
 MLPCORE_DEVICE bool block_in_batch(SampleBlock b) {
   return b.sample0 + 16u * S <= b.batch;
 }
 
-// Whether every sample of tile s of block b is in the batch.
-template <class Tile, int S>
+// Whether every sample of tile s of block b is in the batch, in layout L.
+template <class Tile, IoLayout L, int S>
 MLPCORE_DEVICE bool tile_in_batch(SampleBlock b, int s) {
   unsigned last = 0;
   for (int n = 0; n < 16; ++n) {
-    const unsigned at = sample_in_block<Tile, S>(s, n);
+    const unsigned at = tile_column_sample<Tile, L, S>(s, n);
     last = at > last ? at : last;
   }
-  return b.sample0 + last < b.batch;
+  return tile_first_sample<L>(b, s) + (last + 1) <= b.batch;
 }
 
-// Where unit `unit` of sample `n` of a tile is in its rows (`dim` apart); feature-major, where sample `unit`
-// of feature `n` is (rows `dim` = batch apart: a feature-major call has at most 2^28 samples, so 16 rows
-// stay within 32 bits). 32-bit on AMD: 64-bit per-lane offsets for every element are what clang-17
-// hoisted out of the sample loop and spilled in the 128-wide run-time-shaped RDNA3 kernel (and clang-19
-// in its feature-major twin); NVIDIA's code keeps the form it was measured with.
-MLPCORE_DEVICE auto tile_row_offset(int n, unsigned dim, int unit) {
-#if MLPCORE_DEVICE_AMD
-  return static_cast<unsigned>(n) * dim + static_cast<unsigned>(unit);
-#else
-  return static_cast<std::size_t>(n) * dim + unit;
-#endif
+// Element (row, col) of rows `len` values long, computed in Offset (input_offset_t, output_offset_t below).
+template <class Offset>
+MLPCORE_DEVICE Offset row_offset(int row, unsigned len, int col) {
+  return static_cast<Offset>(row) * len + static_cast<Offset>(col);
 }
+
+// Where value (f, n) of sample tile s is from its tile's start (io_tile), f a feature or output unit and n a
+// hardware column: sample-major in row n (a sample's `len` values), column f; feature-major in row f (a
+// feature's `len` = batch values), the column of tile_column_sample.
+template <class Offset, class Tile, IoLayout L, int S>
+MLPCORE_DEVICE Offset io_offset(int f, int n, int s, unsigned len) {
+  if constexpr (L == IoLayout::feature_major) return row_offset<Offset>(f, len, static_cast<int>(tile_column_sample<Tile, L, S>(s, n)));
+  return row_offset<Offset>(n, len, f);
+}
+
+// Where sample tile s of feature or unit tile t of the block from sample0 starts in an array of rows `len`
+// values long (as io_offset): feature-major, all S sample tiles share the start (io_offset places them).
+template <IoLayout L, class Io>
+MLPCORE_DEVICE Io* io_tile(Io* array, unsigned sample0, int s, int t, unsigned len) {
+  if constexpr (L == IoLayout::feature_major) return array + static_cast<std::size_t>(t * 16) * len + sample0;
+  return array + static_cast<std::size_t>(sample0 + 16u * static_cast<unsigned>(s)) * len + t * 16;
+}
+
+// The offset widths. Inputs: feature-major 32-bit on every GPU (16 rows of at most 2^28 samples,
+// check_fused_batch: with 64-bit ones ptxas spilled NVIDIA's 128-wide run-time-shaped kernel, 60 B at 168
+// registers; none at 195 with these); sample-major 64-bit. Outputs: 32-bit on AMD, where 64-bit per-lane offsets for every element are
+// what clang-17 hoisted out of the sample loop and spilled in the 128-wide run-time-shaped RDNA3 kernel (and
+// clang-19 in its feature-major twin); NVIDIA's code keeps the form it was measured with.
+template <IoLayout L>
+struct InputOffset {
+  using type = std::size_t;
+};
+template <>
+struct InputOffset<IoLayout::feature_major> {
+  using type = unsigned;
+};
+template <IoLayout L>
+using input_offset_t = typename InputOffset<L>::type;
+#if MLPCORE_DEVICE_AMD
+using output_offset_t = unsigned;
+#else
+using output_offset_t = std::size_t;
+#endif
 
 // The input tiles of block b, seen by the float16 range check. `rows` is where sample b.sample0's values
 // start: sample_major, its row (in_dim values; the next sample's follows); feature_major, its first
 // feature's value (each feature's b.batch values are a row; lanes of neighbouring samples read
-// neighbouring values).
-template <class Tile, IoLayout L = IoLayout::sample_major, int Tiles, int S, class Io>
+// neighbouring values). StagedWhole: every block is whole and its rows aligned for column vectors (an
+// InputPrefetch that stages every block), so only the vector loads are built.
+template <class Tile, IoLayout L = IoLayout::sample_major, bool StagedWhole = false, int Tiles, int S, class Io>
 MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
                                Float16Range& range) {
-  if constexpr (L == IoLayout::feature_major) {
-    if constexpr (ColumnVectorIo<Tile>) {
-      if (block_in_batch<S>(b) && columns_vectorizable<S>(rows, b.batch)) {
-        MLPCORE_UNROLL
-        for (int kt = 0; kt < Tiles; ++kt) {
-          if (kt >= in_tiles) continue;
-          Tile::template load_columns<S>(act[kt], rows + static_cast<std::size_t>(kt * 16) * b.batch, b.batch, in_dim - kt * 16u);
-          MLPCORE_UNROLL
-          for (int s = 0; s < S; ++s) range.see_packed<Tile>(act[kt][s]);
-        }
-        return;
-      }
-    }
-    MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const bool full_tile = tile_in_batch<Tile, S>(b, s);
+  constexpr bool kFeatureMajor = L == IoLayout::feature_major;
+  if constexpr (kFeatureMajor && ColumnVectorIo<Tile>) {
+    if (StagedWhole || (block_in_batch<S>(b) && columns_vectorizable<S>(rows, b.batch))) {
       MLPCORE_UNROLL
       for (int kt = 0; kt < Tiles; ++kt) {
         if (kt >= in_tiles) continue;
-        const Io* column0 = rows + static_cast<std::size_t>(kt * 16) * b.batch;
-        // 32-bit offsets on every GPU (16 rows of at most 2^28 samples): with 64-bit ones ptxas spilled
-        // NVIDIA's 128-wide run-time-shaped kernel (60 B at 168 registers; none at 195 with these).
-        const auto at = [&](int f, int n) {
-          return static_cast<float>(column0[static_cast<unsigned>(f) * b.batch + sample_in_block<Tile, S>(s, n)]);
-        };
-        const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
-        act[kt][s] = [&] {
-          if (full_tile && features >= 16) return load_b<Tile>(at);
-          return load_b<Tile>([&](int f, int n) {
-            if (static_cast<unsigned>(f) >= features) return 0.0f;          // padding features meet zero weights
-            return b.sample0 + sample_in_block<Tile, S>(s, n) < b.batch ? at(f, n) : kQuietNaN;  // as below
-          });
-        }();  // (one assignment, as below: with a conditional expression, clang-19 spilled the 128-wide RDNA3 kernel)
-        range.see_packed<Tile>(act[kt][s]);
+        Tile::template load_columns<S>(act[kt], io_tile<L>(rows, 0, 0, kt, b.batch), b.batch, in_dim - kt * 16u);
+        MLPCORE_UNROLL
+        for (int s = 0; s < S; ++s) range.see_packed<Tile>(act[kt][s]);
       }
+      return;
     }
-    return;
   }
-  const bool vector_rows = rows_vectorizable(rows, in_dim);
+  static_assert(!StagedWhole || (kFeatureMajor && ColumnVectorIo<Tile>), "only column-vector loads read staged blocks");
+  const unsigned len = kFeatureMajor ? b.batch : in_dim;
+  const bool vector_rows = !kFeatureMajor && rows_vectorizable(rows, in_dim);
   MLPCORE_UNROLL
   for (int s = 0; s < S; ++s) {
-    const unsigned sample0 = b.sample0 + 16u * static_cast<unsigned>(s);
-    const bool full_tile = sample0 + 16 <= b.batch;
+    const unsigned first = tile_first_sample<L>(b, s);
+    const bool whole_tile = tile_in_batch<Tile, L, S>(b, s);
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
       if (kt >= in_tiles) continue;
-      const Io* row0 = rows + static_cast<std::size_t>(16 * s) * in_dim + kt * 16;
+      const Io* tile = io_tile<L>(rows, 0, s, kt, len);
       const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
       act[kt][s] = [&] {
-        if constexpr (RowVectorIo<Tile>) {
-          if (full_tile && vector_rows) return Tile::load_rows(row0, in_dim, features);
+        // (defined here, not outside this lambda: from there clang-19 kept more loads in flight, and the
+        // 128-wide RDNA3 float16 kernel spilled; and its row length not through `len`: with it, clang-19
+        // took the device-side API's 64-wide gfx90a kernel from 64 VGPRs to 68)
+        const auto at = [&](int f, int n) {
+          return static_cast<float>(tile[io_offset<input_offset_t<L>, Tile, L, S>(f, n, s, kFeatureMajor ? b.batch : in_dim)]);
+        };
+        if constexpr (!kFeatureMajor && RowVectorIo<Tile>) {
+          if (whole_tile && vector_rows) return Tile::load_rows(tile, in_dim, features);
         }
-        if (full_tile && features >= 16)  // uniform branch: no per-element checks
-          return load_b<Tile>([&](int f, int n) { return static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]); });
+        if (whole_tile && features >= 16) return load_b<Tile>(at);  // uniform branch: no per-element checks
         return load_b<Tile>([&](int f, int n) {
-          const unsigned feature = static_cast<unsigned>(kt * 16 + f), sample = sample0 + static_cast<unsigned>(n);
-          if (feature >= in_dim) return 0.0f;  // padding features meet zero weights
+          // Padding features meet zero weights. (The test in the form each layout's kernels were measured with:
+          // with the sample-major one, ptxas gave 64-64x5-4's `cuda` feature-major kernels 144 and 152
+          // registers instead of 108, and they ran 27-30% slower at 2^16.)
+          const bool padding = kFeatureMajor ? static_cast<unsigned>(f) >= features : static_cast<unsigned>(kt * 16 + f) >= in_dim;
+          const unsigned sample = first + tile_column_sample<Tile, L, S>(s, n);
+          if (padding) return 0.0f;
           // Samples past the batch are NaN: a NaN stays in its own sample, and the range check passes it over
           // (zeros could overflow, as in an exponential layer with a large bias).
-          return sample < b.batch ? static_cast<float>(row0[static_cast<std::size_t>(n) * in_dim + f]) : kQuietNaN;
+          return sample < b.batch ? at(f, n) : kQuietNaN;
         });
-      }();  // (one assignment, not a `continue` after the row-vector load: with that, ptxas spilled at 96 registers)
+      }();  // (one assignment: with a conditional expression clang-19 spilled the 128-wide RDNA3 kernel, and
+            // with a `continue` after the row-vector load ptxas spilled at 96 registers)
       range.see_packed<Tile>(act[kt][s]);
     }
   }
 }
 
-// Output tile mt of the accumulator rows' units (Tile::acc_unit) for 16 samples from sample0, sample-major.
-template <class Tile, class Io>
-MLPCORE_DEVICE void store_sample_rows(const typename Tile::AccFrag& acc, int mt, Io* output, unsigned out_dim, unsigned sample0, unsigned batch) {
-  Io* row0 = output + static_cast<std::size_t>(sample0) * out_dim + mt * 16;
-  const bool full_tile = sample0 + 16 <= batch;
-  const unsigned units = out_dim - static_cast<unsigned>(mt) * 16;
-  if constexpr (RowVectorIo<Tile>) {
-    if (full_tile && rows_vectorizable(output, out_dim)) return Tile::store_rows(acc, row0, out_dim, units);
-  }
-  if (full_tile && units >= 16)
-    store_acc<Tile>(acc, [&](int m, int n, float v) { row0[tile_row_offset(n, out_dim, Tile::acc_unit(m))] = static_cast<Io>(v); });
-  else
-    store_acc<Tile>(acc, [&](int m, int n, float v) {
-      if (static_cast<unsigned>(Tile::acc_unit(m)) < units && sample0 + static_cast<unsigned>(n) < batch)
-        row0[tile_row_offset(n, out_dim, Tile::acc_unit(m))] = static_cast<Io>(v);
-    });
-}
-
 // Output tile mt of the accumulator rows' units (Tile::acc_unit) for block b's S sample tiles, in layout L.
 template <class Tile, IoLayout L = IoLayout::sample_major, int S, class Io>
 MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt, Io* output, unsigned out_dim, SampleBlock b) {
-  const unsigned batch = b.batch, units = out_dim - static_cast<unsigned>(mt) * 16;
-  if constexpr (L == IoLayout::feature_major) {
-    Io* column0 = output + static_cast<std::size_t>(mt * 16) * batch + b.sample0;
-    if constexpr (ColumnVectorIo<Tile>) {
-      if (block_in_batch<S>(b) && columns_vectorizable<S>(output, batch)) return Tile::template store_columns<S>(acc, column0, batch, units);
+  constexpr bool kFeatureMajor = L == IoLayout::feature_major;
+  const unsigned len = kFeatureMajor ? b.batch : out_dim, units = out_dim - static_cast<unsigned>(mt) * 16;
+  if constexpr (kFeatureMajor && ColumnVectorIo<Tile>) {
+    if (block_in_batch<S>(b) && columns_vectorizable<S>(output, b.batch))
+      return Tile::template store_columns<S>(acc, io_tile<L>(output, b.sample0, 0, mt, len), b.batch, units);
+  }
+  MLPCORE_UNROLL
+  for (int s = 0; s < S; ++s) {
+    const unsigned first = tile_first_sample<L>(b, s);
+    const bool whole_tile = tile_in_batch<Tile, L, S>(b, s);
+    Io* tile = io_tile<L>(output, b.sample0, s, mt, len);
+    const auto at = [&](int m, int n) -> Io& { return tile[io_offset<output_offset_t, Tile, L, S>(Tile::acc_unit(m), n, s, len)]; };
+    if constexpr (!kFeatureMajor && RowVectorIo<Tile>) {
+      if (whole_tile && rows_vectorizable(output, out_dim)) {
+        Tile::store_rows(acc[s], tile, out_dim, units);
+        continue;
+      }
     }
-    MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const auto at = [&](int m, int n) -> Io& { return column0[tile_row_offset(Tile::acc_unit(m), batch, sample_in_block<Tile, S>(s, n))]; };
-      if (tile_in_batch<Tile, S>(b, s) && units >= 16)
-        store_acc<Tile>(acc[s], [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
-      else
-        store_acc<Tile>(acc[s], [&](int m, int n, float v) {
-          if (static_cast<unsigned>(Tile::acc_unit(m)) < units && b.sample0 + sample_in_block<Tile, S>(s, n) < batch) at(m, n) = static_cast<Io>(v);
-        });
-    }
-  } else {
-    MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s) store_sample_rows<Tile>(acc[s], mt, output, out_dim, b.sample0 + 16u * static_cast<unsigned>(s), batch);
+    if (whole_tile && units >= 16)
+      store_acc<Tile>(acc[s], [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
+    else
+      store_acc<Tile>(acc[s], [&](int m, int n, float v) {
+        if (static_cast<unsigned>(Tile::acc_unit(m)) < units && first + tile_column_sample<Tile, L, S>(s, n) < b.batch) at(m, n) = static_cast<Io>(v);
+      });
   }
 }
 
@@ -497,6 +517,10 @@ class InputPrefetch {
   static_assert(kFeatureStride * sizeof(Io) % 16 == 0, "stage rows must be whole 16-byte chunks");
 
  public:
+  // Whether every block's rows are the stage's: whole, and aligned for column vectors (load_input's StagedWhole).
+  static constexpr bool kStagesEveryBlock = Enabled && kFeatureMajor;
+  static_assert(!kStagesEveryBlock || alignof(vec<Io, 2 * S>) <= 16, "a staged row's column vectors are aligned (load_input's StagedWhole)");
+
   MLPCORE_DEVICE InputPrefetch(const Io* input, unsigned in_dim, unsigned batch) : input_(input), in_dim_(in_dim), batch_(batch) {
     if constexpr (Enabled) {
       MLPCORE_SHARED vec<std::uint32_t, 4> chunks[kFusedWavesPerBlock][kChunks];
@@ -528,17 +552,18 @@ class InputPrefetch {
       if (!aligned_ || sample0 + kBlockSamples > batch_) return;  // not a whole block
       fetched_ = sample0;
       sync_wave();
-      if constexpr (kFeatureMajor) {
-        constexpr unsigned kChunksPerFeature = kBlockSamples * sizeof(Io) / 16;
-        for (unsigned c = lane_id(); c < in_dim_ * kChunksPerFeature; c += Tile::kWave) {
-          const unsigned feature = c / kChunksPerFeature, piece = c % kChunksPerFeature;
-          Tile::copy_async16(&stage_[(feature * kFeatureStride * sizeof(Io) + piece * 16) / 16],
-                             input_ + static_cast<std::size_t>(feature) * batch_ + sample0 + piece * 16 / sizeof(Io));
-        }
-      } else {
-        const auto* src = reinterpret_cast<const vec<std::uint32_t, 4>*>(input_ + static_cast<std::size_t>(sample0) * in_dim_);
-        const unsigned count = kBlockSamples * in_dim_ * sizeof(Io) / 16;
-        for (unsigned c = lane_id(); c < count; c += Tile::kWave) Tile::copy_async16(&stage_[c], &src[c]);
+      // The block's kBlockSamples x in_dim_ values in 16-byte chunks, in order: consecutive in the input and
+      // the stage sample-major; feature-major, each feature's row of chunks followed by a gap (the rest of
+      // the input's row of batch_ values, one chunk of the stage's row of kFeatureStride).
+      constexpr unsigned kChunksPerRow = kBlockSamples * sizeof(Io) / 16, kStageGap = (kFeatureStride - kBlockSamples) * sizeof(Io) / 16;
+      const std::size_t input_gap = kFeatureMajor ? (batch_ - kBlockSamples) * sizeof(Io) / 16 : 0;
+      const auto* src = reinterpret_cast<const vec<std::uint32_t, 4>*>(input_ + (kFeatureMajor ? sample0 : static_cast<std::size_t>(sample0) * in_dim_));
+      // (each layout's count in the form its kernels were measured with: NVVM unrolls the sample-major loop
+      // four times, and leaves the feature-major one rolled)
+      const unsigned count = kFeatureMajor ? in_dim_ * kChunksPerRow : kBlockSamples * in_dim_ * sizeof(Io) / 16;
+      for (unsigned c = lane_id(); c < count; c += Tile::kWave) {
+        const unsigned row = kFeatureMajor ? c / kChunksPerRow : 0;
+        Tile::copy_async16(&stage_[c + row * kStageGap], &src[c + row * input_gap]);
       }
     }
   }
@@ -600,12 +625,13 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
   // copies cost more than they hid (128 wide on an H200: 11 times the instructions of the specialized kernel).
   static_assert(!kPolicy.prefetch_weights, "the run-time-shaped layers load each weight fragment where it is used");
   constexpr int S = kPolicy.sample_tiles;
-  InputPrefetch<Tile, Io, kPolicy, W, L> prefetch(input, net.input_dim, batch);
+  using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
+  Prefetch prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[W][S];
     const BlockRows<Io> in = prefetch.rows(b);
-    load_input<Tile, L>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
+    load_input<Tile, L, Prefetch::kStagesEveryBlock>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
     prefetch.fetch(next);
     for (unsigned l = 0; l < net.num_layers; ++l)
       runtime_layer<Tile, L>(net, net.layers[l], l + 1 == net.num_layers, act, output, b, range);
@@ -694,7 +720,8 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
   // Edges one tile wide may hold at most 8 features or units, and be packed for narrow instructions.
   constexpr bool kNarrowIn = kPolicy.narrow_input && kInTiles == 1 && Edges::kNarrowIn;
   constexpr bool kNarrowOut = kPolicy.narrow_output && width_at<kLayers, Widths...>() == 1 && Edges::kNarrowOut;
-  InputPrefetch<Tile, Io, kPolicy, kInTiles, Layout> prefetch(input, net.input_dim, batch);
+  using Prefetch = InputPrefetch<Tile, Io, kPolicy, kInTiles, Layout>;
+  Prefetch prefetch(input, net.input_dim, batch);
   Float16Range range;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[kTiles][S];
@@ -725,7 +752,7 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
             // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
             typename LayerTile::BFrag in[width_at<0, Widths...>()][kPolicy.sample_tiles];
             const BlockRows<Io> rows = prefetch.rows(b);
-            load_input<LayerTile, Layout>(in, width_at<0, Widths...>(), rows.rows, net.input_dim, rows.block, range);
+            load_input<LayerTile, Layout, Prefetch::kStagesEveryBlock>(in, width_at<0, Widths...>(), rows.rows, net.input_dim, rows.block, range);
             prefetch.fetch(next);
             run(in);
           } else {
