@@ -27,7 +27,7 @@ def main():
             seconds, kernel = {p: [] for p, _ in libs}, {}
             for r in range(args.rounds):
                 for p, lib in libs if r % 2 == 0 else libs[::-1]:
-                    net = gb.Mlpcore(lib, path, backend, tempfile.mkdtemp(dir=tmp), args.layout)
+                    net = gb.Mlpcore(lib, path, backend, tempfile.mkdtemp(dir=tmp), args.layout, args.build_both_layouts)
                     seconds[p].append(net.seconds)
                     kernel[p] = net.kernel
                     del net

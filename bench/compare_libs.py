@@ -40,7 +40,7 @@ def main():
             name, inp, _, _, out = network
             model, path = gb.exported(network, tmp)
             model = model.to(dev)
-            nets = [(p, gb.Mlpcore(lib, path, backend, cache, args.layout)) for p, lib, cache in libs]
+            nets = [(p, gb.Mlpcore(lib, path, backend, cache, args.layout, args.build_both_layouts)) for p, lib, cache in libs]
             for batch in [2 ** b for b in args.batch_log2] + args.batches:
                 compare(model, nets, batch, inp, out, backend, name, args)
             del nets

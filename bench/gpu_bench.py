@@ -44,15 +44,17 @@ def by_sample(a, layout):
 
 
 class Mlpcore:
-    def __init__(self, lib, path, backend, kernel_cache=None, layout="sample_major"):
-        """backend: a backend's name, with "+builtin" for its built-in kernels only; its calls in `layout`."""
+    def __init__(self, lib, path, backend, kernel_cache=None, layout="sample_major", build_both_layouts=False):
+        """backend: a backend's name, with "+builtin" for its built-in kernels only; its calls in `layout`, the
+        network built for that layout only, or for both (NetworkOptions::layouts)."""
         self.lib = lib
         self.layout = LAYOUTS[layout]
+        built = 3 if build_both_layouts else 1 << self.layout
         err = ctypes.create_string_buffer(4096)
         name, builtin = backend.removesuffix("+builtin"), backend.endswith("+builtin")
         start = time.perf_counter()
         self.handle = lib.mlpcore_network_create_with_layouts(path.encode(), name.encode(), 1, 0 if builtin else 1,
-                                                              kernel_cache.encode() if kernel_cache else None, None, 1 << self.layout,
+                                                              kernel_cache.encode() if kernel_cache else None, None, built,
                                                               err, 4096)
         self.seconds = time.perf_counter() - start
         if not self.handle:
@@ -81,6 +83,8 @@ def library_comparison_args(description):
     ap.add_argument("--networks", type=lambda s: [parse_network(n) for n in s.split(",")], default=NETWORKS)
     ap.add_argument("--backends", default="cuda,cuda-f16acc")
     ap.add_argument("--layout", choices=list(LAYOUTS), default="sample_major")
+    ap.add_argument("--build-both-layouts", action="store_true",
+                    help="build each network for both layouts (`mlpcore --layouts both`), not only --layout's")
     ap.add_argument("--rounds", type=int, default=3)
     return ap
 

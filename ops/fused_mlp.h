@@ -224,9 +224,10 @@ MLPCORE_DEVICE Io* io_tile(Io* array, unsigned sample0, int s, int t, unsigned l
 
 // The offset widths. Inputs: feature-major 32-bit on every GPU (16 rows of at most 2^28 samples,
 // check_fused_batch: with 64-bit ones ptxas spilled NVIDIA's 128-wide run-time-shaped kernel, 60 B at 168
-// registers; none at 195 with these); sample-major 64-bit. Outputs: 32-bit on AMD, where 64-bit per-lane offsets for every element are
-// what clang-17 hoisted out of the sample loop and spilled in the 128-wide run-time-shaped RDNA3 kernel (and
-// clang-19 in its feature-major twin); NVIDIA's code keeps the form it was measured with.
+// registers; none at 195 with these); sample-major 64-bit. Outputs: 32-bit on AMD, where 64-bit per-lane
+// offsets for every element are what clang-17 hoisted out of the sample loop and spilled in the 128-wide
+// run-time-shaped RDNA3 kernel (and clang-19 in its feature-major twin); NVIDIA's code keeps the form it
+// was measured with.
 template <IoLayout L>
 struct InputOffset {
   using type = std::size_t;
@@ -696,8 +697,9 @@ struct PerLayer {
 
 // Which one-tile edges of a fixed shape run narrow (kPolicy.narrow_input, .narrow_output): in a
 // compiled-in kernel, which serves models of several input and output sizes, the packing says per layer
-// (LayerDesc::k, ::n); a kernel specialized for one model knows (its plan's narrow_input, narrow_output),
-// and has no other path.
+// (LayerDesc::k, ::n); a kernel specialized for one model knows whether its input has at most 8 features
+// and its output at most 8 units (the host packs such edges for its kernels whose policy narrows them,
+// FusedPlan::narrow_edges), and has no other path.
 struct PackedEdges {
   static constexpr bool kKnown = false, kNarrowIn = true, kNarrowOut = true;
 };

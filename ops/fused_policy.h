@@ -19,7 +19,7 @@ enum class ShapeKnown {
 
 // What a fused kernel knows of its network at compile time: input, widest layer and output in tiles of
 // 16 (upper bounds where they are not known), and whether it may read its input sample-major ([batch,
-// in]; false for a specialized kernel built for feature-major input only).
+// in]; false for a specialized plan's feature-major kernels, each of which serves one layout).
 struct FusedShape {
   int input_tiles;
   int width_tiles;
@@ -83,7 +83,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // ptxas spills 20-144 bytes at 96 registers there; at 128 wide the extra code paths took 178 to 255
       // registers and spilled). Above 64 wide, only kernels specialized for one model, which have no extra
       // code paths: narrow output (sample-major -2% to +9%, 3-96x4-1 +4-9%, 8-96x3-1 +5-9%; feature-major
-      // -3% to +8%), and narrow input where the kernel reads feature-major input only (with the narrow
+      // -3% to +8%), and narrow input where the kernel reads feature-major input (with the narrow
       // output, feature-major +2-14% in 30 of 32 figures, 3-128x8-1 with float16 accumulators -2%, -3%;
       // with sample-major input it lost up to 14% with 8 features, 8-96x3-1, 8-112x5-4, and 5% on
       // 4-80x6-8). The device API runs full tiles: those networks are packed for it again

@@ -387,15 +387,28 @@ class RecordingCompiler final : public KernelCompiler {
 
 std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<const char*>(code.data()), code.size()}; }
 
+// The source a kernel of `plan` is compiled from again, the policy of its slot changed by `change`; without
+// twins the large-batch policy stays the feature-major one (the source builds twins where they differ).
+template <class Change>
+std::string again(FusedPlan plan, const SpecializedKernel& k, Change change) {
+  change(plan.policy_of(k.slot));
+  if (!plan.large_batch_kernels) plan.large_batch_policy = plan.feature_major_policy;
+  return kernel_source(specialized_source(plan), k);
+}
+const auto unrolled_by_construction = [](ops::FusedPolicy& p) { p.compiler_unrolls_tiles = false; };
+const auto unbounded = [](ops::FusedPolicy& p) { p.min_blocks = 0; };
+
 // Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
 // policy has compiler_unrolls_tiles: its last field).
-// The policy the kernel of `source` (kernel_source) is built with, as written: the network type's first,
-// or its second for a large-batch twin (MLPCORE_SPECIALIZED_ONLY's last field).
+// The policy the kernel of `source` (kernel_source) is built with, as written: the network type's first
+// for a sample-major kernel, its second for a feature-major one, its third for a large-batch twin
+// (MLPCORE_SPECIALIZED_ONLY's first and last fields).
 std::string own_policy(const std::string& source) {
-  const bool large = source.substr(0, source.find('\n')).ends_with(", true");
+  const std::string only = source.substr(0, source.find('\n'));
+  const int index = only.ends_with(", true") ? 2 : only.starts_with("#define MLPCORE_SPECIALIZED_ONLY feature_major,") ? 1 : 0;
   const std::string head = "mlpcore::ops::FusedPolicy{";
   std::size_t at = source.find(head);
-  if (large) at = source.find(head, at + 1);
+  for (int i = 0; i < index; ++i) at = source.find(head, at + 1);
   return source.substr(at, source.find('}', at) + 1 - at);
 }
 
@@ -422,15 +435,12 @@ RecordingCompiler spills_at_the_bound(int bytes) {
 TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruction) {
   const FusedPlan nvidia = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true});
   ASSERT_TRUE(nvidia.policy.compiler_unrolls_tiles);
-  FusedPlan unrolled = nvidia;
-  unrolled.policy.compiler_unrolls_tiles = false;
-  unrolled.large_batch_policy = unrolled.policy;  // (no twins: the source's policies stay equal)
   const RecordingCompiler compiler = declines_to_unroll();
   const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
   ASSERT_EQ(k.modules.size(), kernels.size());
   EXPECT_EQ(compiler.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(specialized_source(unrolled), kernels[i])) << kernels[i].name;
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), again(nvidia, kernels[i], unrolled_by_construction)) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(nvidia)));
 
   const FusedPlan rdna3 = plan_fused(relu_model({3, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true});
@@ -445,15 +455,12 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
 TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt) {
   const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true});
   ASSERT_EQ(plan.policy.min_blocks, 5);
-  FusedPlan unbounded = plan;
-  unbounded.policy.min_blocks = 0;
-  unbounded.large_batch_policy = unbounded.policy;  // (no twins: the source's policies stay equal)
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
   ASSERT_EQ(k.modules.size(), kernels.size());
   EXPECT_EQ(spills.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(plan)));
 
   const RecordingCompiler few = spills_at_the_bound(kMaxSpillBytes);
@@ -466,21 +473,25 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   const RecordingCompiler silent([](const std::string&, CompiledCode&) {});
   const KernelFile unproven = compile_kernel_file(plan, "sm_90", silent);
   EXPECT_EQ(silent.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < kernels.size(); ++i)
-    EXPECT_EQ(text(unproven.modules[i]), kernel_source(specialized_source(unbounded), kernels[i])) << kernels[i].name;
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(unproven.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
 
-  // With feature-major kernels and no twins, the source compiled again keeps its two policies equal (it
-  // builds twins where they differ, ops::SpecializedNetwork).
+  // With both layouts and no twins, each kernel drops its own layout's bound, and the source compiled again
+  // keeps its feature-major and large-batch policies equal (it builds twins where they differ,
+  // ops::SpecializedNetwork).
   const FusedPlan fm = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
   ASSERT_FALSE(fm.large_batch_kernels);
-  FusedPlan fm_unbounded = fm;
-  fm_unbounded.policy.min_blocks = 0;
-  fm_unbounded.large_batch_policy = fm_unbounded.policy;
   const std::vector<SpecializedKernel> fm_kernels = specialized_kernels(fm);
   const KernelFile fm_file = compile_kernel_file(fm, "sm_90", spills_at_the_bound(kMaxSpillBytes + 4));
   ASSERT_EQ(fm_file.modules.size(), fm_kernels.size());
-  for (std::size_t i = 0; i < fm_kernels.size(); ++i)
-    EXPECT_EQ(text(fm_file.modules[i]), kernel_source(specialized_source(fm_unbounded), fm_kernels[i])) << fm_kernels[i].name;
+  for (std::size_t i = 0; i < fm_kernels.size(); ++i) {
+    const std::string source = text(fm_file.modules[i]);
+    EXPECT_EQ(source, again(fm, fm_kernels[i], unbounded)) << fm_kernels[i].name;
+    std::size_t unbounded_policies = 0;
+    for (std::size_t at = source.find("FusedPolicy{2, false, true, 0,"); at != std::string::npos; at = source.find("FusedPolicy{2, false, true, 0,", at + 1))
+      ++unbounded_policies;
+    EXPECT_EQ(unbounded_policies, slot_layout(fm_kernels[i].slot) == Layout::feature_major ? 2u : 1u)
+        << fm_kernels[i].name << ": its own policy only (and the large-batch one, a copy of the feature-major one without twins)";
+  }
 
   // A large-batch twin drops its own bound, and a kernel of the plan's policy that one.
   const FusedPlan twins = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
@@ -490,11 +501,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   const RecordingCompiler spill = spills_at_the_bound(kMaxSpillBytes + 4);
   const KernelFile both_unbounded = compile_kernel_file(twins, "sm_90", spill);
   EXPECT_EQ(spill.compiles(), 2 * four.size()) << "each kernel compiled twice";
-  for (std::size_t i = 0; i < four.size(); ++i) {
-    FusedPlan expected = twins;
-    expected.policy_of(four[i].slot).min_blocks = 0;
-    EXPECT_EQ(text(both_unbounded.modules[i]), kernel_source(specialized_source(expected), four[i])) << four[i].name;
-  }
+  for (std::size_t i = 0; i < four.size(); ++i) EXPECT_EQ(text(both_unbounded.modules[i]), again(twins, four[i], unbounded)) << four[i].name;
 }
 
 // A kernel file holds every kernel of a plan: both layouts and both large-batch twins, six in all.

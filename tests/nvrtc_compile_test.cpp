@@ -37,7 +37,7 @@ std::size_t mma_floor(const FusedPlan& p, const SpecializedKernel& k) {
     const bool repeats = p.policy.loop_layers && l >= 2 && l + 1 < layers && p.widths[l - 1] == p.widths[l] &&
                          p.widths[l] == p.widths[l + 1] && p.activations[l - 1] == p.activations[l];
     if (repeats) continue;
-    const bool narrow_n = p.narrow_output && l + 1 == layers;
+    const bool narrow_n = p.narrow_edges(k.slot).output && l + 1 == layers;
     n += static_cast<std::size_t>(p.widths[l] * p.widths[l + 1]) * (narrow_n ? 1 : 2);
   }
   const ops::FusedPolicy& policy = p.policy_of(k.slot);
@@ -53,9 +53,10 @@ std::size_t mma_floor(const FusedPlan& p, const SpecializedKernel& k) {
 std::size_t output_vector_stores(const FusedPlan& p, const SpecializedKernel& k) {
   const ops::FusedPolicy& policy = p.policy_of(k.slot);
   const auto out_tiles = static_cast<std::size_t>(p.widths.back()), sample_tiles = static_cast<std::size_t>(policy.sample_tiles);
-  if (slot_layout(k.slot) == Layout::sample_major) return p.narrow_output ? 0 : 2 * out_tiles * sample_tiles;
+  const bool narrow = p.narrow_edges(k.slot).output;
+  if (slot_layout(k.slot) == Layout::sample_major) return narrow ? 0 : 2 * out_tiles * sample_tiles;
   const std::size_t bytes = 2 * sample_tiles * io_bytes(k.io);
-  return out_tiles * (p.narrow_output ? 2 : 4) * (bytes > 16 ? bytes / 16 : 1);
+  return out_tiles * (narrow ? 2 : 4) * (bytes > 16 ? bytes / 16 : 1);
 }
 
 std::size_t vector_stores(const std::string& ptx) {
@@ -116,6 +117,34 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
         EXPECT_LE(std::stoi(used[1]), 255) << what;
         std::cout << what << ": " << used[1] << " registers\n";
       }
+    }
+  }
+}
+
+// A network built for both layouts runs the kernels it would run built for either alone: above 64 wide its
+// feature-major kernels keep the narrow first layer a feature-major-only network runs (ops/fused_policy.h),
+// its sample-major ones the full one, each from a packing of its own (engine/src/fused_packing.h).
+TEST(NvrtcCompile, EachLayoutOfABothLayoutsNetworkRunsThatLayoutsOwnKernel) {
+  SKIP_WITHOUT_NVRTC();
+  const auto cases = test::specialized_cases();
+  ASSERT_EQ(cases[2].name, "8-128x6-1");
+  for (const bool f16acc : {false, true}) {
+    const auto plan = [&](NetworkOptions::Layouts layouts) { return plan_fused(cases[2].model, "test", {ops::TileFamily::nvidia, true, f16acc, layouts}); };
+    const FusedPlan both = plan({true, true});
+    EXPECT_EQ(both.narrow_edges(KernelSlot::feature_major), (NarrowEdges{true, true}));
+    EXPECT_EQ(both.narrow_edges(KernelSlot::sample_major), (NarrowEdges{false, true}));
+    for (const SpecializedKernel& k : specialized_kernels(both)) {
+      const FusedPlan alone = plan({slot_layout(k.slot) == Layout::sample_major, slot_layout(k.slot) == Layout::feature_major});
+      const CompiledCode ours = nvrtc().compile_code(kernel_source(specialized_source(both), k), "sm_90");
+      const CompiledCode theirs = nvrtc().compile_code(kernel_source(specialized_source(alone), k), "sm_90");
+      // The code (the static members declared before it are named after the network's type, whose layouts differ).
+      const auto code = [](const std::string& ptx) { return ptx.substr(std::min(ptx.find(".visible .entry"), ptx.size())); };
+      EXPECT_FALSE(code(ours.assembly).empty()) << k.name;
+      EXPECT_TRUE(code(ours.assembly) == code(theirs.assembly)) << (f16acc ? "f16acc " : "") << k.name << ": the code differs";
+      // The narrow first layer: two m16n8k8 per output tile and sample tile.
+      const auto narrow_mma = static_cast<std::size_t>(2 * both.widths[1] * both.policy_of(k.slot).sample_tiles);
+      EXPECT_EQ(count(ours.assembly, "mma.sync.aligned.m16n8k8"), slot_layout(k.slot) == Layout::feature_major ? narrow_mma : 0u)
+          << (f16acc ? "f16acc " : "") << k.name;
     }
   }
 }

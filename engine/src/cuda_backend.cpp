@@ -37,8 +37,8 @@ class CudaNetwork final : public BackendNetwork {
 
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call);
-    run_staged(gpu_, name_, call, net_.view,
-               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, kWave, nullptr, range_flag); });
+    run_staged(gpu_, name_, call, net_,
+               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view_of_slot, on_device, kWave, nullptr, range_flag); });
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -48,7 +48,7 @@ class CudaNetwork final : public BackendNetwork {
 
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call);
-    launch_fused(gpu_, kernels_, net_.view, call, kWave, stream, net_.enqueued_out_of_range->get());
+    launch_fused(gpu_, kernels_, net_.view_of_slot, call, kWave, stream, net_.enqueued_out_of_range->get());
   }
 
   bool take_enqueued_out_of_range() const override { return net_.take_enqueued_out_of_range(gpu_); }

@@ -37,10 +37,11 @@ class EmuNetwork final : public BackendNetwork {
     const KernelSlot slot = routing_.slot(call);
     const auto i = static_cast<std::size_t>(slot);
     const unsigned blocks = fused_grid(call.batch, routing_.sample_tiles_in(slot), kMaxBlocks);
+    const PackedNetwork& packed = packing_.kernel(slot);
     if (call.io == Io::f16)
-      run(kernel_.f16[i], static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch, blocks);
+      run(kernel_.f16[i], packed, static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch, blocks);
     else
-      run(kernel_.f32[i], static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch, blocks);
+      run(kernel_.f32[i], packed, static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch, blocks);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -53,8 +54,7 @@ class EmuNetwork final : public BackendNetwork {
   static constexpr unsigned kMaxBlocks = 8;  // a small grid, so the kernels' tile-striding loop is exercised too
 
   template <class Body, class Io>
-  void run(const Body& body, const Io* input, Io* output, std::size_t batch, unsigned blocks) const {
-    const PackedNetwork& p = packing_.kernels;
+  void run(const Body& body, const PackedNetwork& p, const Io* input, Io* output, std::size_t batch, unsigned blocks) const {
     ops::NetworkView view = network_view_of(p.weights.data(), p.biases.data(), p.layers.data(), p);
     std::uint32_t out_of_range = 0;
     view.range_flag = &out_of_range;

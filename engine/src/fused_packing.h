@@ -7,11 +7,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "engine/src/backend.h"
@@ -25,6 +25,7 @@
 namespace mlpcore::detail {
 
 struct PackedNetwork {
+  NarrowEdges edges;              // the edges packed for narrow instructions
   std::vector<ops::half_t> weights;
   std::vector<std::byte> biases;  // the tile's accumulator elements: float, or float16 bits
   bool f16_accumulation = false;  // packed for a float16-accumulating tile
@@ -89,58 +90,59 @@ void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
       }
 }
 
-// The model packed for the plan's kernel, whose tile is Tile (the plan's family and accumulation).
+// The model packed for kernels of the plan whose tile is Tile (the plan's family and accumulation) and that
+// run `edges` on narrow instructions.
 template <class Tile>
-PackedNetwork pack_network(const Model& model, const FusedPlan& plan, const char* backend) {
+PackedNetwork pack_network(const Model& model, const FusedPlan& plan, NarrowEdges edges, const char* backend) {
   using Acc = ops::acc_elem_t<Tile>;
   static_assert(std::is_same_v<Acc, float> || sizeof(Acc) == 2, "accumulators are float32 or float16");
   if (Tile::kFamily != plan.family || plan.f16_accumulation != !std::is_same_v<Acc, float>)
     throw std::logic_error("pack_network: the tile is not the plan's");
   PackedNetwork p;
+  p.edges = edges;
   p.f16_accumulation = plan.f16_accumulation;
   p.max_tiles = plan.max_tiles();
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
-  // Narrow edges (FusedPolicy::narrow_input, ::narrow_output): a first layer of at most 8 features packed
-  // for K = 8, a last layer of at most 8 units for N = 8, as the fixed-shape kernel then runs them.
+  // Narrow edges: a first layer of at most 8 features packed for K = 8, a last layer of at most 8 units for
+  // N = 8, as the fixed-shape kernel then runs them.
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
-    const int k = plan.narrow_input && li == 0 ? 8 : 16, n = plan.narrow_output && li + 1 == model.layers.size() ? 8 : 16;
+    const int k = edges.input && li == 0 ? 8 : 16, n = edges.output && li + 1 == model.layers.size() ? 8 : 16;
     ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, k, n); });
   }
   return p;
 }
 
-// A network packed for a backend: for the plan's kernels, and for the device API (ops/device_api.h), which
-// runs full 16x16 tiles accumulating in float32. Where the kernels run narrow edges with float32
-// accumulators, the network is packed a second time, in full tiles, so that a backend offers a view of
-// every network that accumulates in float32; with float16 accumulators the device API runs neither (a
-// backend then offers no view, and says why with no_device_view).
+// A network packed for a backend: once for each set of narrow edges that one of the plan's kernels runs
+// (FusedPlan::narrow_edges; a specialized plan's sample- and feature-major kernels may differ in the first
+// layer), and for the device API (ops/device_api.h), which runs full 16x16 tiles accumulating in float32:
+// the kernels' packing in full tiles where there is one, else a packing of its own, so that a backend
+// offers a view of every network that accumulates in float32. With float16 accumulators the device API
+// runs none (a backend then offers no view, and says why with no_device_view).
 struct BackendPacking {
-  struct TheKernels {};  // the device API runs the kernels' packing as it is
-  PackedNetwork kernels;
-  std::variant<std::monostate, TheKernels, PackedNetwork> for_device_api;  // none, the kernels', or its own
+  std::vector<PackedNetwork> packings;                    // each of distinct edges
+  std::array<std::size_t, kKernelSlots.size()> of_slot{};  // by KernelSlot: the packing its kernel runs (slots without one: the first)
+  std::optional<std::size_t> for_device_api;              // the packing the device API runs, if any
 
-  // The packing the device API runs; null where it runs none.
-  const PackedNetwork* device_api() const {
-    return std::holds_alternative<TheKernels>(for_device_api) ? &kernels : device_api_own();
-  }
-  // The device API's own packing, where it is not the kernels'.
-  const PackedNetwork* device_api_own() const { return std::get_if<PackedNetwork>(&for_device_api); }
+  const PackedNetwork& kernel(KernelSlot slot) const { return packings[of_slot[static_cast<std::size_t>(slot)]]; }
+  const PackedNetwork* device_api() const { return for_device_api ? &packings[*for_device_api] : nullptr; }
 };
 
 template <class Tile>
 BackendPacking pack_for_backend(const Model& model, const FusedPlan& plan, const char* backend) {
-  BackendPacking b{pack_network<Tile>(model, plan, backend), std::monostate{}};
-  if (plan.f16_accumulation) return b;
-  if (!plan.narrow_input && !plan.narrow_output) {
-    b.for_device_api = BackendPacking::TheKernels{};
-  } else {
-    FusedPlan full_tiles = plan;
-    full_tiles.narrow_input = full_tiles.narrow_output = false;
-    b.for_device_api = pack_network<Tile>(model, full_tiles, backend);
-  }
+  BackendPacking b;
+  // The packing of `edges`, packed now where none has them yet.
+  const auto packing_of = [&](NarrowEdges edges) {
+    for (std::size_t i = 0; i < b.packings.size(); ++i)
+      if (b.packings[i].edges == edges) return i;
+    b.packings.push_back(pack_network<Tile>(model, plan, edges, backend));
+    return b.packings.size() - 1;
+  };
+  for (const KernelSlot slot : kKernelSlots)
+    if (has_kernel(plan, slot, Io::f32) || has_kernel(plan, slot, Io::f16)) b.of_slot[static_cast<std::size_t>(slot)] = packing_of(plan.narrow_edges(slot));
+  if (!plan.f16_accumulation) b.for_device_api = packing_of(NarrowEdges{});
   return b;
 }
 Error no_device_view(const std::string& backend);

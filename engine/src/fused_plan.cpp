@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "mlpcore/error.h"
@@ -84,19 +85,23 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).
   p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
-  const ops::FusedShape shape = p.kind == KernelKind::runtime_shaped
-                                    ? ops::FusedShape{p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest}
-                                    : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
-                                                      p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles,
-                                                      p.layouts.sample_major};
-  p.policy = ops::fused_policy(p.family, shape);
-  // Only a specialized kernel has a twin for large feature-major batches (its source builds it).
-  p.large_batch_policy = p.kind == KernelKind::specialized && p.layouts.feature_major
-                             ? ops::large_batch_policy(p.family, shape, p.policy, unrolled_tiles(p))
-                             : p.policy;
-  p.large_batch_kernels = p.large_batch_policy != p.policy;
-  p.large_batch_float32_io =
-      p.large_batch_kernels && ops::large_batch_float32_io(p.family, p.policy, p.large_batch_policy, static_cast<unsigned>(p.output_dim));
+  ops::FusedShape shape = p.kind == KernelKind::runtime_shaped
+                              ? ops::FusedShape{p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest}
+                              : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
+                                                p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
+  p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
+  // A specialized plan's feature-major kernels are its own, and only they have twins for large feature-major
+  // batches (its source builds them).
+  if (p.kind == KernelKind::specialized && p.layouts.feature_major) {
+    shape.sample_major_input = false;
+    p.feature_major_policy = ops::fused_policy(p.family, shape);
+    p.large_batch_policy = ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
+  } else {
+    p.large_batch_policy = p.feature_major_policy;
+  }
+  p.large_batch_kernels = p.large_batch_policy != p.feature_major_policy;
+  p.large_batch_float32_io = p.large_batch_kernels && ops::large_batch_float32_io(p.family, p.feature_major_policy, p.large_batch_policy,
+                                                                                   static_cast<unsigned>(p.output_dim));
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -105,8 +110,6 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                            std::to_string(kMaxUnrolledTiles) + " of a specialized kernel";
     return plan;
   }
-  p.narrow_input = p.policy.narrow_input && p.input_dim <= 8;
-  p.narrow_output = p.policy.narrow_output && p.output_dim <= 8;
   return p;
 }
 
@@ -123,7 +126,7 @@ CallRouting call_routing(const FusedPlan& plan) {
   for (const KernelSlot slot : kKernelSlots) r.sample_tiles[static_cast<std::size_t>(slot)] = plan.policy_of(slot).sample_tiles;
   const int input_tiles = plan.widths.front();
   r.large_batch_takes_aligned_input_only = ops::stages_feature_major_input(plan.family, plan.large_batch_policy, input_tiles) &&
-                                           !ops::stages_feature_major_input(plan.family, plan.policy, input_tiles);
+                                           !ops::stages_feature_major_input(plan.family, plan.feature_major_policy, input_tiles);
   return r;
 }
 
@@ -140,9 +143,19 @@ std::string fused_kernel_suffix(Io io, KernelSlot slot) {
 }
 
 const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
-  return slot == KernelSlot::feature_major_large_batch ? large_batch_policy : policy;
+  switch (slot) {
+    case KernelSlot::sample_major: return policy;
+    case KernelSlot::feature_major: return feature_major_policy;
+    case KernelSlot::feature_major_large_batch: return large_batch_policy;
+  }
+  throw std::logic_error("policy_of: no such kernel slot");
 }
 ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) { return const_cast<ops::FusedPolicy&>(std::as_const(*this).policy_of(slot)); }
+
+NarrowEdges FusedPlan::narrow_edges(KernelSlot slot) const {
+  const ops::FusedPolicy& p = policy_of(slot);
+  return {p.narrow_input && input_dim <= 8, p.narrow_output && output_dim <= 8};
+}
 
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";
@@ -162,7 +175,7 @@ std::string FusedPlan::describe() const {
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
       const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
-      const std::string twin = large_batch_policy.sample_tiles != policy.sample_tiles
+      const std::string twin = large_batch_policy.sample_tiles != feature_major_policy.sample_tiles
                                    ? std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave"
                                    : std::string("input prefetched");
       const std::string large =

@@ -26,6 +26,14 @@ enum class KernelKind {
 // FusedPlan::large_batch samples the specialized plan's twin built for large batches (large_batch_policy).
 enum class KernelSlot { sample_major, feature_major, feature_major_large_batch };
 
+// The edges a fixed-shape kernel runs on the tile's narrow instructions (FusedPolicy::narrow_input,
+// ::narrow_output): a first layer of at most 8 features (K = 8), a last one of at most 8 units (N = 8).
+// The host packs those layers for them (engine/src/fused_packing.h).
+struct NarrowEdges {
+  bool input = false, output = false;
+  bool operator==(const NarrowEdges&) const = default;
+};
+
 struct FusedPlan {
   ops::TileFamily family = ops::TileFamily::rdna3;
   KernelKind kind = KernelKind::runtime_shaped;
@@ -35,18 +43,19 @@ struct FusedPlan {
   std::size_t input_dim = 0, output_dim = 0;
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
-  ops::FusedPolicy policy;                   // what the kernel runs with
+  // What the kernels run with: `policy` the sample-major ones, `feature_major_policy` the feature-major ones.
+  // They differ only where the table gives a kernel that reads feature-major input a narrow first layer that
+  // sample-major input does not pay for (ops::fused_policy, FusedShape::sample_major_input); the built-in
+  // kernels serve both layouts with one.
+  ops::FusedPolicy policy, feature_major_policy;
   // Whether a specialized plan's feature-major kernels have twins that calls of at least `large_batch`
-  // samples take (where ops::large_batch_policy differs from `policy`), run with large_batch_policy (equal
-  // to `policy` without twins: the specialized source builds twins where the two differ), and whether
-  // float32 I/O calls take them too, else float16 ones only.
+  // samples take (where ops::large_batch_policy differs from feature_major_policy), run with
+  // large_batch_policy (equal to feature_major_policy without twins: the specialized source builds twins
+  // where the two differ), and whether float32 I/O calls take them too, else float16 ones only.
   bool large_batch_kernels = false;
   ops::FusedPolicy large_batch_policy;
   std::size_t large_batch = ops::kLargeBatch;
   bool large_batch_float32_io = false;
-  // policy.narrow_input, .narrow_output: the first layer has at most 8 features (K = 8), the last at most 8
-  // units (N = 8).
-  bool narrow_input = false, narrow_output = false;
   // The I/O layouts its kernels serve: both for the built-in ones, the requested ones for a specialized one.
   NetworkOptions::Layouts layouts{true, true};
   std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
@@ -57,6 +66,8 @@ struct FusedPlan {
   // The policy the kernel in `slot` runs with.
   const ops::FusedPolicy& policy_of(KernelSlot slot) const;
   ops::FusedPolicy& policy_of(KernelSlot slot);
+  // The edges the kernel in `slot` runs on narrow instructions, and its layers are packed for.
+  NarrowEdges narrow_edges(KernelSlot slot) const;
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128

@@ -15,6 +15,9 @@ namespace mlpcore::detail {
 
 inline std::size_t fused_kernel_index(Io io, KernelSlot slot) { return 2 * static_cast<std::size_t>(slot) + static_cast<std::size_t>(io); }
 
+// The view of its packing (BackendPacking::kernel) each slot's kernel takes, by KernelSlot.
+using SlotViews = std::array<ops::NetworkView, kKernelSlots.size()>;
+
 // A plan's fused kernels, by slot and I/O type (null where the plan has none: such calls are refused
 // before they launch), and which one a call takes.
 struct FusedKernels {
@@ -25,16 +28,19 @@ struct FusedKernels {
 // A packed network uploaded to the device once, and the views of it the kernels take.
 template <class Runtime>
 struct UploadedNetwork {
-  // The kernels' packing, and the device API's where it has its own (BackendPacking).
+  // Each of the packings (BackendPacking): the kernels' and the device API's.
   UploadedNetwork(const Runtime& rt, const BackendPacking& packing)
-      : weights(upload(rt, packing.kernels.weights)), biases(upload(rt, packing.kernels.biases)), layers(upload(rt, packing.kernels.layers)),
-        enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})),
-        view(network_view_of(weights->get(), biases->get(), layers->get(), packing.kernels)) {
-    if (const PackedNetwork* own = packing.device_api_own()) {
-      device_api_arrays = {upload(rt, own->weights), upload(rt, own->biases), upload(rt, own->layers)};
-      device_view = device_view_of(device_api_arrays[0]->get(), device_api_arrays[1]->get(), device_api_arrays[2]->get(), *own);
-    } else if (packing.device_api()) {
-      device_view = device_view_of(weights->get(), view.biases, layers->get(), packing.kernels);
+      : input_dim(packing.packings.front().input_dim), output_dim(packing.packings.front().output_dim),
+        enqueued_out_of_range(upload(rt, std::vector<std::uint32_t>{0})) {
+    std::vector<ops::NetworkView> views;
+    for (const PackedNetwork& p : packing.packings) {
+      arrays.push_back({upload(rt, p.weights), upload(rt, p.biases), upload(rt, p.layers)});
+      views.push_back(network_view_of(arrays.back()[0]->get(), arrays.back()[1]->get(), arrays.back()[2]->get(), p));
+    }
+    for (std::size_t slot = 0; slot < kKernelSlots.size(); ++slot) view_of_slot[slot] = views[packing.of_slot[slot]];
+    if (const std::optional<std::size_t> i = packing.for_device_api) {
+      const auto& a = arrays[*i];
+      device_view = device_view_of(a[0]->get(), a[1]->get(), a[2]->get(), packing.packings[*i]);
     }
   }
 
@@ -48,11 +54,11 @@ struct UploadedNetwork {
     return true;
   }
 
-  std::unique_ptr<DeviceBuffer<Runtime>> weights, biases, layers;
-  std::unique_ptr<DeviceBuffer<Runtime>> enqueued_out_of_range;  // the float16 range flag of every enqueued call
-  ops::NetworkView view;
-  std::array<std::unique_ptr<DeviceBuffer<Runtime>>, 3> device_api_arrays;  // the device API's own packing, if any
-  std::optional<DeviceNetworkView> device_view;  // none where the device API runs neither packing
+  std::size_t input_dim, output_dim;
+  std::vector<std::array<std::unique_ptr<DeviceBuffer<Runtime>>, 3>> arrays;  // per packing: weights, biases, layers
+  std::unique_ptr<DeviceBuffer<Runtime>> enqueued_out_of_range;               // the float16 range flag of every enqueued call
+  SlotViews view_of_slot;                                                      // what each slot's kernel takes
+  std::optional<DeviceNetworkView> device_view;                               // none where the device API runs no packing
 };
 
 // The plan's fused kernel and its twins, from whichever of `modules` holds each; missing(name) throws for
@@ -71,17 +77,19 @@ FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModul
   return kernels;
 }
 
-// One fused-kernel launch for `call` (buffers in device memory) on `stream`; `wave` is the wave size, and
-// `range_flag` (device memory) is set if the call's float16 range check fails.
+// One fused-kernel launch for `call` (buffers in device memory) on `stream`, its kernel taking its slot's
+// view; `wave` is the wave size, and `range_flag` (device memory) is set if the call's float16 range check
+// fails.
 template <class Runtime>
-void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkView view, const IoBuffers& call, unsigned wave, void* stream,
+void launch_fused(const Runtime& rt, const FusedKernels& kernels, const SlotViews& views, const IoBuffers& call, unsigned wave, void* stream,
                   void* range_flag) {
+  const KernelSlot slot = kernels.routing.slot(call);
+  ops::NetworkView view = views[static_cast<std::size_t>(slot)];
   view.range_flag = static_cast<std::uint32_t*>(range_flag);
   auto n = static_cast<unsigned>(call.batch);
   const void* input = call.input;
   void* output = call.output;
   void* args[] = {&view, &input, &output, &n};
-  const KernelSlot slot = kernels.routing.slot(call);
   rt.launch(kernels.by_index[fused_kernel_index(call.io, slot)], fused_grid(call.batch, kernels.routing.sample_tiles_in(slot)),
             kFusedWavesPerBlock * wave, args, stream);
 }
@@ -91,8 +99,8 @@ void launch_fused(const Runtime& rt, const FusedKernels& kernels, ops::NetworkVi
 // stream). Throws out_of_float16_range(backend) where the call's range check failed, leaving the
 // caller's output as it was.
 template <class Runtime, class Launch>
-void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& call, const ops::NetworkView& view, Launch launch) {
-  const std::size_t in_bytes = call.batch * view.input_dim * io_bytes(call.io), out_bytes = call.batch * view.output_dim * io_bytes(call.io);
+void run_staged(const Runtime& rt, const std::string& backend, const IoBuffers& call, const UploadedNetwork<Runtime>& net, Launch launch) {
+  const std::size_t in_bytes = call.batch * net.input_dim * io_bytes(call.io), out_bytes = call.batch * net.output_dim * io_bytes(call.io);
   DeviceBuffer<Runtime> in(rt, in_bytes), out(rt, out_bytes);
   const auto range_flag = upload(rt, std::vector<std::uint32_t>{0});
   rt.copy(in.get(), call.input, in_bytes);

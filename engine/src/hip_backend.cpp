@@ -40,8 +40,8 @@ class HipNetwork final : public BackendNetwork {
   // Host (or device) buffers: staged through device buffers allocated for this call.
   void infer(const IoBuffers& call) const override {
     check_fused_batch(call);
-    run_staged(gpu_, "hip", call, net_.view,
-               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view, on_device, wave_, nullptr, range_flag); });
+    run_staged(gpu_, "hip", call, net_,
+               [&](const IoBuffers& on_device, void* range_flag) { launch_fused(gpu_, kernels_, net_.view_of_slot, on_device, wave_, nullptr, range_flag); });
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -52,7 +52,7 @@ class HipNetwork final : public BackendNetwork {
   // Device buffers on the caller's stream: one kernel launch, no allocation, no synchronisation.
   void enqueue(const IoBuffers& call, void* stream) const override {
     check_fused_batch(call);
-    launch_fused(gpu_, kernels_, net_.view, call, wave_, stream, net_.enqueued_out_of_range->get());
+    launch_fused(gpu_, kernels_, net_.view_of_slot, call, wave_, stream, net_.enqueued_out_of_range->get());
   }
 
   bool take_enqueued_out_of_range() const override { return net_.take_enqueued_out_of_range(gpu_); }

@@ -75,7 +75,7 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
   if (c.local_arrays) policy.compiler_unrolls_tiles = false;
   if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) policy.min_blocks = 0;
   // The source builds twins where its two policies differ (ops::SpecializedNetwork): without twins they stay equal.
-  if (!plan.large_batch_kernels) again.large_batch_policy = again.policy;
+  if (!plan.large_batch_kernels) again.large_batch_policy = again.feature_major_policy;
   if (again == plan) return c;
   return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
 }

@@ -51,9 +51,10 @@ std::string specialized_source(const FusedPlan& plan) {
   const std::string layouts = std::to_string((plan.layouts.sample_major ? ops::layout_bit(IoLayout::sample_major) : 0u) |
                                              (plan.layouts.feature_major ? ops::layout_bit(IoLayout::feature_major) : 0u)) + "u";
   const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
-                           boolean(plan.f16_accumulation) + ",\n    " + policy_text(plan.policy) + ",\n    " + policy_text(plan.large_batch_policy) +
-                           ",\n    mlpcore::ops::PerLayer<" + activations + ">,\n    mlpcore::ops::KnownEdges<" +
-                           boolean(plan.narrow_input) + ", " + boolean(plan.narrow_output) + ">,\n    " + layouts + ", " + widths + ">";
+                           boolean(plan.f16_accumulation) + ",\n    " + policy_text(plan.policy) + ",\n    " + policy_text(plan.feature_major_policy) +
+                           ",\n    " + policy_text(plan.large_batch_policy) + ",\n    mlpcore::ops::PerLayer<" + activations +
+                           ">,\n    mlpcore::ops::KnownEdges<" + boolean(plan.input_dim <= 8) + ", " + boolean(plan.output_dim <= 8) + ">,\n    " +
+                           layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
   // The kernels a program is built for are the host's choice (FusedPlan::large_batch_float32_io, say), so the

@@ -35,13 +35,13 @@ std::vector<std::string> shapes(const PackedNetwork& packed) {
   return out;
 }
 
-// "k-n" of each layer, packed for the kernel the plan of `request` picks.
-std::vector<std::string> shapes(const std::vector<std::size_t>& widths, PlanRequest request) {
+// "k-n" of each layer, packed for the kernel in `slot` of the plan of `request`.
+std::vector<std::string> shapes(const std::vector<std::size_t>& widths, PlanRequest request, KernelSlot slot = KernelSlot::sample_major) {
   const Model model = relu_model(widths);
   const FusedPlan plan = plan_fused(model, "test", request);
-  if (request.family == ops::TileFamily::rdna4) return shapes(pack_network<ops::TileWmmaGfx12>(model, plan, "test"));
-  if (plan.f16_accumulation) return shapes(pack_network<ops::TileMmaSm80F16Acc>(model, plan, "test"));
-  return shapes(pack_network<ops::TileMmaSm80>(model, plan, "test"));
+  if (request.family == ops::TileFamily::rdna4) return shapes(pack_for_backend<ops::TileWmmaGfx12>(model, plan, "test").kernel(slot));
+  if (plan.f16_accumulation) return shapes(pack_for_backend<ops::TileMmaSm80F16Acc>(model, plan, "test").kernel(slot));
+  return shapes(pack_for_backend<ops::TileMmaSm80>(model, plan, "test").kernel(slot));
 }
 
 using V = std::vector<std::string>;
@@ -72,20 +72,60 @@ TEST(NarrowEdges, NvidiaPacksEdgesOfAtMostEightForTheFixedKernels) {
   }
 }
 
-// A specialized kernel above 64 wide runs a narrow first layer only where it reads feature-major input only
-// (sample-major input was slower so, ops/fused_policy.h); a narrow last layer with either layout.
+// A specialized kernel above 64 wide runs a narrow first layer only where it reads feature-major input
+// (sample-major input was slower so, ops/fused_policy.h), also in a network built for both layouts, whose
+// two kernels then run packings of their own; a narrow last layer with either layout.
 TEST(NarrowEdges, NvidiaWiderThan64NarrowsTheInputOfFeatureMajorKernelsOnly) {
+  constexpr KernelSlot sm = KernelSlot::sample_major, fm = KernelSlot::feature_major;
   for (const bool f16_accumulation : {false, true}) {
     SCOPED_TRACE(f16_accumulation ? "float16 accumulation" : "float32 accumulation");
     const auto with = [&](bool sample_major, bool feature_major) {
       return PlanRequest{ops::TileFamily::nvidia, true, f16_accumulation, {sample_major, feature_major}};
     };
-    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(false, true)), (V{"8-16", "16-16", "16-16", "16-8"}));
-    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, true)), (V{"16-16", "16-16", "16-16", "16-8"}));
-    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, false)), (V{"16-16", "16-16", "16-16", "16-8"}));
-    EXPECT_EQ(shapes({8, 80, 80, 9}, with(false, true)), (V{"8-16", "16-16", "16-16"}));
-    EXPECT_EQ(shapes({9, 80, 80, 8}, with(false, true)), (V{"16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(false, true), fm), (V{"8-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, true), fm), (V{"8-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, true), sm), (V{"16-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({5, 112, 112, 112, 2}, with(true, false), sm), (V{"16-16", "16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({8, 80, 80, 9}, with(false, true), fm), (V{"8-16", "16-16", "16-16"}));
+    EXPECT_EQ(shapes({9, 80, 80, 8}, with(false, true), fm), (V{"16-16", "16-16", "16-8"}));
+    EXPECT_EQ(shapes({9, 80, 80, 8}, with(true, true), fm), (V{"16-16", "16-16", "16-8"}));
   }
+}
+
+// One packing per distinct set of narrow edges: a network built for both layouts is packed twice above 64
+// wide with at most 8 inputs (its sample-major packing, in full tiles with float32 accumulators, serving
+// the device API too), once where its kernels run the same edges; the large-batch twins run their
+// layout's packing.
+TEST(NarrowEdges, EachSetOfEdgesIsPackedOnce) {
+  const auto packing = [](const std::vector<std::size_t>& widths, bool f16_accumulation) {
+    const Model model = relu_model(widths);
+    const FusedPlan plan = plan_fused(model, "test", {ops::TileFamily::nvidia, true, f16_accumulation, {true, true}});
+    return f16_accumulation ? pack_for_backend<ops::TileMmaSm80F16Acc>(model, plan, "test") : pack_for_backend<ops::TileMmaSm80>(model, plan, "test");
+  };
+  const BackendPacking wide = packing({5, 112, 112, 112, 9}, false);
+  ASSERT_EQ(wide.packings.size(), 2u);
+  EXPECT_EQ(&wide.kernel(KernelSlot::sample_major), &wide.packings[0]);
+  EXPECT_EQ(&wide.kernel(KernelSlot::feature_major), &wide.packings[1]);
+  EXPECT_EQ(wide.device_api(), &wide.packings[0]);
+  EXPECT_EQ(wide.packings[1].edges, (NarrowEdges{true, false}));
+  // Both packings hold the same later layers and biases: only the first layer's fragments differ (half as
+  // many, K = 8).
+  ASSERT_EQ(wide.packings[0].layers.size(), wide.packings[1].layers.size());
+  EXPECT_EQ(wide.packings[0].biases, wide.packings[1].biases);
+  EXPECT_EQ(wide.packings[0].layers[1].weight_offset, 2 * wide.packings[1].layers[1].weight_offset);
+  for (std::size_t l = 1; l < wide.packings[0].layers.size(); ++l) {
+    const ops::LayerDesc &a = wide.packings[0].layers[l], &b = wide.packings[1].layers[l];
+    const std::size_t n = static_cast<std::size_t>(a.in_tiles * a.out_tiles) * 256;  // 16 x 16 weights per tile
+    EXPECT_EQ(std::memcmp(&wide.packings[0].weights[a.weight_offset], &wide.packings[1].weights[b.weight_offset], n * sizeof(ops::half_t)), 0) << l;
+  }
+  const BackendPacking wide_f16acc = packing({5, 112, 112, 112, 9}, true);
+  EXPECT_EQ(wide_f16acc.packings.size(), 2u);
+  EXPECT_EQ(wide_f16acc.device_api(), nullptr);
+  const BackendPacking twins = packing({3, 32, 32, 32, 1}, true);
+  ASSERT_EQ(twins.packings.size(), 1u) << "narrow edges in every kernel";
+  EXPECT_EQ(&twins.kernel(KernelSlot::feature_major_large_batch), &twins.packings[0]);
+  const BackendPacking nine = packing({9, 112, 112, 112, 9}, false);
+  EXPECT_EQ(nine.packings.size(), 1u) << "9 inputs: full tiles in every kernel";
 }
 
 // The host plans a compiled-in shape with the policy its kernel is built with (fixed_shape_policy): the
@@ -120,30 +160,28 @@ TEST(NarrowEdges, TheDeviceApiGetsFullTilesOfFloat32NetworksWithNarrowEdges) {
     SCOPED_TRACE(specialize ? "specialized" : "compiled in");
     const Model model = relu_model({3, 64, 64, 64, 64, 1});
     const FusedPlan plan = plan_fused(model, "test", {ops::TileFamily::nvidia, specialize});
-    ASSERT_TRUE(plan.narrow_input && plan.narrow_output);
+    ASSERT_EQ(plan.narrow_edges(KernelSlot::sample_major), (NarrowEdges{true, true}));
     const BackendPacking packing = pack_for_backend<ops::TileMmaSm80>(model, plan, "test");
-    EXPECT_FALSE(full_float32_tiles(packing.kernels));
-    const PackedNetwork* second = packing.device_api_own();
+    EXPECT_FALSE(full_float32_tiles(packing.kernel(KernelSlot::sample_major)));
+    const PackedNetwork* second = packing.device_api();
     ASSERT_NE(second, nullptr);
-    EXPECT_EQ(packing.device_api(), second);
+    EXPECT_NE(second, &packing.kernel(KernelSlot::sample_major));
     EXPECT_TRUE(full_float32_tiles(*second));
-    FusedPlan full_tiles = plan;
-    full_tiles.narrow_input = full_tiles.narrow_output = false;
-    const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, full_tiles, "test");
+    const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, plan, NarrowEdges{}, "test");
     ASSERT_EQ(second->weights.size(), expected.weights.size());
     EXPECT_EQ(std::memcmp(second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
     EXPECT_EQ(second->biases, expected.biases);
 
     const FusedPlan f16acc = plan_fused(model, "test", {ops::TileFamily::nvidia, specialize, true});
     const BackendPacking none = pack_for_backend<ops::TileMmaSm80F16Acc>(model, f16acc, "test");
-    EXPECT_EQ(none.device_api_own(), nullptr);
     EXPECT_EQ(none.device_api(), nullptr);
+    EXPECT_EQ(none.packings.size(), 1u);
 
     const Model wide = relu_model({32, 128, 128, 128, 128, 9});
     const BackendPacking own = pack_for_backend<ops::TileMmaSm80>(wide, plan_fused(wide, "test", {ops::TileFamily::nvidia, specialize}), "test");
-    EXPECT_TRUE(full_float32_tiles(own.kernels));
-    EXPECT_EQ(own.device_api_own(), nullptr);
-    EXPECT_EQ(own.device_api(), &own.kernels);
+    EXPECT_TRUE(full_float32_tiles(own.kernel(KernelSlot::sample_major)));
+    EXPECT_EQ(own.packings.size(), 1u);
+    EXPECT_EQ(own.device_api(), &own.kernel(KernelSlot::sample_major));
   }
 }
 
