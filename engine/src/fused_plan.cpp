@@ -154,7 +154,8 @@ ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) { return const_cast<ops:
 
 NarrowEdges FusedPlan::narrow_edges(KernelSlot slot) const {
   const ops::FusedPolicy& p = policy_of(slot);
-  return {p.narrow_input && input_dim <= 8, p.narrow_output && output_dim <= 8};
+  const NarrowEdges narrowable = narrowable_edges();
+  return {p.narrow_input && narrowable.input, p.narrow_output && narrowable.output};
 }
 
 std::string FusedPlan::kernel_name() const {

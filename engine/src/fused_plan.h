@@ -66,7 +66,11 @@ struct FusedPlan {
   // The policy the kernel in `slot` runs with.
   const ops::FusedPolicy& policy_of(KernelSlot slot) const;
   ops::FusedPolicy& policy_of(KernelSlot slot);
-  // The edges the kernel in `slot` runs on narrow instructions, and its layers are packed for.
+  // The edges narrow instructions can run: an input of at most 8 features, an output of at most 8 units (a
+  // specialized source's KnownEdges).
+  NarrowEdges narrowable_edges() const { return {input_dim <= 8, output_dim <= 8}; }
+  // The edges the kernel in `slot` runs on narrow instructions, and its layers are packed for: those of
+  // narrowable_edges its policy narrows.
   NarrowEdges narrow_edges(KernelSlot slot) const;
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }

@@ -48,12 +48,13 @@ std::string specialized_source(const FusedPlan& plan) {
   for (ActivationKind a : plan.activations) activations += std::string(activations.empty() ? "" : ", ") + "mlpcore::ActivationKind::" + to_string(a);
   for (int w : plan.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
   using ops::IoLayout;
+  const NarrowEdges narrowable = plan.narrowable_edges();
   const std::string layouts = std::to_string((plan.layouts.sample_major ? ops::layout_bit(IoLayout::sample_major) : 0u) |
                                              (plan.layouts.feature_major ? ops::layout_bit(IoLayout::feature_major) : 0u)) + "u";
   const std::string type = "mlpcore::ops::SpecializedNetwork<mlpcore::ops::TileFamily::" + std::string(family_name(plan.family)) + ", " +
                            boolean(plan.f16_accumulation) + ",\n    " + policy_text(plan.policy) + ",\n    " + policy_text(plan.feature_major_policy) +
                            ",\n    " + policy_text(plan.large_batch_policy) + ",\n    mlpcore::ops::PerLayer<" + activations +
-                           ">,\n    mlpcore::ops::KnownEdges<" + boolean(plan.input_dim <= 8) + ", " + boolean(plan.output_dim <= 8) + ">,\n    " +
+                           ">,\n    mlpcore::ops::KnownEdges<" + boolean(narrowable.input) + ", " + boolean(narrowable.output) + ">,\n    " +
                            layouts + ", " + widths + ">";
   // A namespace named after the type, so that several sources can share one translation unit (the tests).
   const std::string ns = "mlpcore_specialized_" + hex64(fnv1a64(type.data(), type.size()));
