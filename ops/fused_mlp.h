@@ -6,8 +6,8 @@
 // B, apply the activation in registers and turn into the next layer's B (to_b_layout).
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
-// Two drivers: mlp_forward<Tile, W> reads the depth and activations at run time (any network whose widest
-// layer is at most 16 W, its layers padded to that width), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
+// Two drivers: mlp_forward<Tile, W> reads every layer's shape at run time (any depth, widths up to 16 W;
+// its layers run in phases, runtime_layer), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
 // the activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops,
 // guards and activation switches disappear; where the policy says so, its first and last layers run
 // narrower instructions when they are at most 8 wide (FusedPolicy::narrow_input, ::narrow_output). The
@@ -67,6 +67,23 @@ template <class Tile>
 MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
   if (kind == ActivationKind::none) return;
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
+}
+
+// f.template operator()<Kind>() for Kind = kind: an activation read at run time as a constant, one branch
+// for all the elements it applies to.
+template <class F>
+MLPCORE_DEVICE void with_activation(ActivationKind kind, F&& f) {
+  switch (kind) {
+    case ActivationKind::none: return f.template operator()<ActivationKind::none>();
+    case ActivationKind::relu: return f.template operator()<ActivationKind::relu>();
+    case ActivationKind::leaky_relu: return f.template operator()<ActivationKind::leaky_relu>();
+    case ActivationKind::sigmoid: return f.template operator()<ActivationKind::sigmoid>();
+    case ActivationKind::tanh: return f.template operator()<ActivationKind::tanh>();
+    case ActivationKind::softplus: return f.template operator()<ActivationKind::softplus>();
+    case ActivationKind::exponential: return f.template operator()<ActivationKind::exponential>();
+    case ActivationKind::sine: return f.template operator()<ActivationKind::sine>();
+    case ActivationKind::silu: return f.template operator()<ActivationKind::silu>();
+  }
 }
 
 // float16 accumulators are float16 values too: they are checked as the matrix instructions leave them,
@@ -392,6 +409,66 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
   }
 }
 
+// The accumulators of a run-time-shaped layer's out_tiles output tiles, over in_tiles K tiles (at most W
+// each), its float16 sums seen by the range check. Each weight fragment loads right before its
+// instructions (no early loads: see mlp_forward).
+template <class Tile, int W, int S>
+MLPCORE_DEVICE void runtime_layer_sums(const half_t* w, const acc_elem_t<Tile>* bias, int in_tiles, int out_tiles,
+                                       const typename Tile::BFrag (&act)[W][S], typename Tile::AccFrag (&acc)[W][S], Float16Range& range) {
+  static_for<W>([&](auto tile) {
+    constexpr int mt = decltype(tile)::value;
+    if (mt >= out_tiles) return;
+    const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
+    MLPCORE_UNROLL
+    for (int kt = 0; kt < W; ++kt) {
+      if (kt > 0 && kt >= in_tiles) break;
+      const typename Tile::AFrag fragment = load_packed_a<Tile>(w, in_tiles, mt, kt);
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s) acc[mt][s] = Tile::mma(fragment, act[kt][s], kt == 0 ? bias_acc : acc[mt][s]);
+    }
+    MLPCORE_UNROLL
+    for (int s = 0; s < S; ++s) see_float16_sums<Tile>(acc[mt][s], range);
+    schedule_barrier();
+  });
+}
+
+// One layer of a run-time-shaped kernel (mlp_forward), in three phases, each one copy for every layer: the
+// matrix instructions of its in_tiles x out_tiles tiles, then its activation, one branch per output tile
+// (with_activation), then the last layer's store or the next layer's operands. So the kernel holds each
+// activation's code once, not once per layer shape. (One branch per layer around all the tiles' code made
+// clang-19 spill the 112- and 128-wide RDNA3 kernels at 256 VGPRs.) A hidden layer of a uniform-width
+// network is W x W: its matrix instructions have a copy without run-time bounds, whose loads schedule freely.
+template <class Tile, IoLayout L, int W, int S, class Io>
+MLPCORE_DEVICE void runtime_layer(const NetworkView& net, const LayerDesc& d, bool last, typename Tile::BFrag (&act)[W][S], Io* output,
+                                  SampleBlock b, Float16Range& range) {
+  const half_t* w = net.weights + d.weight_offset;
+  const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
+  const int out_tiles = d.out_tiles;
+  typename Tile::AccFrag acc[W][S];
+  if (d.in_tiles == W && out_tiles == W)
+    runtime_layer_sums<Tile>(w, bias, W, W, act, acc, range);
+  else
+    runtime_layer_sums<Tile>(w, bias, d.in_tiles, out_tiles, act, acc, range);
+  const auto each = [&](auto f) {
+    static_for<W>([&](auto tile) {
+      constexpr int mt = decltype(tile)::value;
+      MLPCORE_UNROLL
+      for (int s = 0; s < S; ++s)
+        if (mt < out_tiles) f(mt, s);
+    });
+  };
+  if (last || !packing_applies<Tile>(d.activation))
+    each([&](int mt, int s) { with_activation(d.activation, [&]<ActivationKind Kind>() { activate_tile<Tile>(acc[mt][s], Kind, d.param); }); });
+  if (last) {
+    static_for<W>([&](auto tile) {
+      constexpr int mt = decltype(tile)::value;
+      if (mt < out_tiles) store_output<Tile, L>(acc[mt], mt, output, net.output_dim, b);
+    });
+  } else if constexpr (FeedsNextLayer<Tile>) {
+    each([&](int mt, int s) { act[mt][s] = pack_activated<Tile>(acc[mt][s], d.activation, range); });
+  }
+}
+
 // Calls f(block, next) for each block of S sample tiles this wave owns (grid-stride over waves); next is
 // the first sample of the wave's following block, >= batch after its last.
 template <class Tile, int S, class F>
@@ -536,32 +613,29 @@ constexpr FusedPolicy runtime_shape_policy() {
   return tile_policy<Tile>({W, W, W, ShapeKnown::widest});
 }
 
-// The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read
-// at run time, every layer's K tiles and every hidden layer's output tiles W. The host pads each layer to
-// that width with zero weights and biases (FusedPlan::packed_shape), so the layer code has no run-time
-// bounds but the last layer's output tiles; the input's padding tiles are zeros, and padded hidden units
-// hold their activation of 0, which meets zero weights. What a network runs where no kernel was compiled
-// in or specialized for it: one kernel per width serves every depth and activation. (With every layer's
-// K and output tiles bounded at run time instead, the kernel before this one, nvcc gave the 64-wide
-// kernel 164-168 registers; 116-118 now.)
+// The run-time-shaped kernel of networks whose widest layer is W tiles: registers and loops W tiles wide,
+// the depth a loop, each layer's shape and activation read once (runtime_layer). What a network runs
+// where no kernel was compiled in or specialized for it; the one kernel of a width serves every such
+// depth and activation, and the common uniform-width network (input -> hidden layers of W tiles ->
+// output) as fast as that layer code allows.
 template <class Tile, int W, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W>();
+  // Early weight loads need their fragments' count at compile time: with run-time bounds their guarded
+  // copies cost more than they hid (128 wide on an H200: 11 times the instructions of the specialized kernel).
+  static_assert(!kPolicy.prefetch_weights, "the run-time-shaped layers load each weight fragment where it is used");
   constexpr int S = kPolicy.sample_tiles;
   using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
   Prefetch prefetch(input, net.input_dim, batch);
   Float16Range range;
-  const int input_tiles = static_cast<int>((net.input_dim + 15) / 16);
-  const unsigned last = net.num_layers - 1;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
-    typename Tile::BFrag act[W][S]{};  // the input's padding tiles stay zero
+    typename Tile::BFrag act[W][S];
     const BlockRows<Io> in = prefetch.rows(b);
-    load_input<Tile, L, Prefetch::kStagesEveryBlock>(act, input_tiles, in.rows, net.input_dim, in.block, range);
+    load_input<Tile, L, Prefetch::kStagesEveryBlock>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
     prefetch.fetch(next);
-    for (unsigned l = 0; l < last; ++l)
-      dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[l], W, W, false, act, act, output, b, range);
-    dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[last], W, net.layers[last].out_tiles, true, act, act, output, b, range);
+    for (unsigned l = 0; l < net.num_layers; ++l)
+      runtime_layer<Tile, L>(net, net.layers[l], l + 1 == net.num_layers, act, output, b, range);
   });
   range.report(net.range_flag);
 }

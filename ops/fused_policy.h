@@ -38,8 +38,8 @@ struct FusedShape {
 // instructions (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k, ::n); with
 // loop_layers a fixed-shape kernel runs each run of identical hidden layers as a loop at run time (one
 // layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute);
-// with compiler_unrolls_tiles a layer's output tiles are a loop for the compiler to unroll, else they are
-// unrolled by construction (ops/fused_mlp.h, dense_layer).
+// with compiler_unrolls_tiles a fixed-shape layer's output tiles are a loop for the compiler to unroll,
+// else they are unrolled by construction (ops/fused_mlp.h, dense_layer).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -88,14 +88,12 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // with sample-major input it lost up to 14% with 8 features, 8-96x3-1, 8-112x5-4, and 5% on
       // 4-80x6-8). The device API runs full tiles: those networks are packed for it again
       // (engine/src/fused_packing.h, pack_for_backend).
-      // The run-time-shaped kernels (every layer padded to their width, ops/fused_mlp.h, mlp_forward) take
-      // the entry of a shape whose every layer is as wide as their widest, without narrow edges and early
-      // weight loads, and above 64 wide one sample tile and the compiler unrolling the output tiles. On an
-      // H200, with a form of the kernel that branched to each activation once per output tile: unrolled by
-      // construction, NVVM left the 112- and 128-wide kernels' arrays in local memory (560-608 bytes, 5-20
-      // times slower); early loads took 80-128 wide to 186-255 registers; two sample tiles above 64 wide
-      // were between 25% slower (64-128-64-3) and 38% faster (128-128x3-4); two at 48 wide (one was faster
-      // before the padding) -5% to +26% at 2^22, 0 to +54% at 2^16.
+      // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
+      // their widest, without narrow edges (their edges may have any width), and with neither early weight
+      // loads nor a second sample tile above 64 wide or at 48 (on an H200: early loads with run-time bounds
+      // cost 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
+      // between 8% slower and 11% faster; one at 48 wide: 138 registers to 82-96, 5-48x3-3 10-20% faster,
+      // at 64 wide between 10% slower and 19% faster).
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -109,7 +107,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // build those, and nvcc's code for them changed with the loop.
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
-      if (shape.known == ShapeKnown::widest && shape.width_tiles > 4) return {1, false, false, 0, false, false, false, true};
+      if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};
       if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed};

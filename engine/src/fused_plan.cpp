@@ -158,13 +158,6 @@ NarrowEdges FusedPlan::narrow_edges(KernelSlot slot) const {
   return {p.narrow_input && narrowable.input, p.narrow_output && narrowable.output};
 }
 
-PackedShape FusedPlan::packed_shape(KernelSlot slot) const {
-  // Padded where a layer's input is narrower than the widest layer (a network whose every layer but the
-  // last has width_tiles in and out is packed so already, and shares that packing with the device API).
-  const bool narrower = std::any_of(widths.begin(), widths.end() - 1, [&](int w) { return w < width_tiles; });
-  return {narrow_edges(slot), kind == KernelKind::runtime_shaped && narrower ? width_tiles : 0};
-}
-
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";
   switch (kind) {

@@ -17,7 +17,7 @@
 namespace mlpcore::detail {
 
 enum class KernelKind {
-  runtime_shaped,  // mlpcore_mlp_w<width_tiles>: depth and activations read at run time, layers padded to its width
+  runtime_shaped,  // mlpcore_mlp_w<width_tiles>: shape read at run time
   compiled_in,     // mlpcore_mlp_fixed_<fixed_index>: one of ops/fused_shapes.h
   specialized,     // mlpcore_mlp_specialized: this model's own kernel, compiled for it
 };
@@ -32,15 +32,6 @@ enum class KernelSlot { sample_major, feature_major, feature_major_large_batch }
 struct NarrowEdges {
   bool input = false, output = false;
   bool operator==(const NarrowEdges&) const = default;
-};
-
-// How a kernel's layers are packed (engine/src/fused_packing.h): the edges it runs on narrow instructions, and
-// the width in tiles that every layer's input and every hidden layer's output is padded to with zero
-// weights and biases (0: none; the run-time-shaped kernels' width, ops/fused_mlp.h, mlp_forward).
-struct PackedShape {
-  NarrowEdges narrow;
-  int padded_tiles = 0;
-  bool operator==(const PackedShape&) const = default;
 };
 
 struct FusedPlan {
@@ -81,9 +72,6 @@ struct FusedPlan {
   // The edges the kernel in `slot` runs on narrow instructions, and its layers are packed for: those of
   // narrowable_edges its policy narrows.
   NarrowEdges narrow_edges(KernelSlot slot) const;
-  // How the kernel in `slot` needs the layers packed: its narrow edges, or padded to the run-time-shaped
-  // kernel's width where a layer is narrower.
-  PackedShape packed_shape(KernelSlot slot) const;
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
