@@ -1,23 +1,32 @@
-"""The networks the benchmarks build: 'a-bxc-d' is a inputs, c hidden layers of width b (ReLU), d outputs (none)."""
+"""The networks the benchmarks build: 'a-bxc-d' is a inputs, c hidden layers of width b (ReLU), d outputs (none);
+'a-b-c-...-z' names every width (a inputs, hidden layers b, c, ..., z outputs)."""
 import argparse
 
 from torch import nn
 
 
 def parse_network(name):
-    """'32-64x4-16' -> ('32-64x4-16', 32, 64, 4, 16); an argparse error for anything else."""
+    """'32-64x4-16' -> ('32-64x4-16', 32, 64, 4, 16): input, hidden width x hidden layers, output; or every
+    width, '32-128-64-32-1' -> ('32-128-64-32-1', 32, [128, 64, 32], 3, 1); an argparse error for anything else."""
     try:
-        inp, middle, out = name.split("-")
-        width, hidden = middle.split("x")
-        return (name, int(inp), int(width), int(hidden), int(out))
+        dims = name.split("-")
+        if len(dims) == 3 and "x" in dims[1]:
+            width, hidden = dims[1].split("x")
+            return (name, int(dims[0]), int(width), int(hidden), int(dims[2]))
+        if len(dims) >= 2 and "x" not in name:
+            return (name, int(dims[0]), [int(d) for d in dims[1:-1]], len(dims) - 2, int(dims[-1]))
+        raise ValueError(name)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16")
+        raise argparse.ArgumentTypeError(f"network '{name}': expected input-widthxhidden-output, e.g. 32-64x4-16, "
+                                         "or every width, e.g. 32-128-64-32-1")
 
 
 def make_net(inp, width, hidden, out):
+    """ReLU hidden layers of `width` (one width, or a list of each layer's), a linear output."""
+    widths = width if isinstance(width, list) else [width] * hidden
     layers, prev = [], inp
-    for _ in range(hidden):
-        layers += [nn.Linear(prev, width), nn.ReLU()]
-        prev = width
+    for w in widths:
+        layers += [nn.Linear(prev, w), nn.ReLU()]
+        prev = w
     layers.append(nn.Linear(prev, out))
     return nn.Sequential(*layers).eval()

@@ -6,8 +6,8 @@
 // B, apply the activation in registers and turn into the next layer's B (to_b_layout).
 // Activations never leave registers between layers. Waves stride over the batch's 16-sample tiles.
 //
-// Two drivers: mlp_forward<Tile, W> reads every layer's shape at run time (any depth, widths up to 16 W;
-// its layers run in phases, runtime_layer), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
+// Two drivers: mlp_forward<Tile, W> reads the depth and activations at run time (any network whose widest
+// layer is at most 16 W, its layers padded to that width), mlp_forward_fixed<Tile, Policy, Activations, Edges, Widths...> has
 // the activations and the shape (in tiles of 16: input, hidden..., output) compiled in, so its loops,
 // guards and activation switches disappear; where the policy says so, its first and last layers run
 // narrower instructions when they are at most 8 wide (FusedPolicy::narrow_input, ::narrow_output). The
@@ -67,23 +67,6 @@ template <class Tile>
 MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
   if (kind == ActivationKind::none) return;
   for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
-}
-
-// f.template operator()<Kind>() for Kind = kind: an activation read at run time as a constant, one branch
-// for all the elements it applies to.
-template <class F>
-MLPCORE_DEVICE void with_activation(ActivationKind kind, F&& f) {
-  switch (kind) {
-    case ActivationKind::none: return f.template operator()<ActivationKind::none>();
-    case ActivationKind::relu: return f.template operator()<ActivationKind::relu>();
-    case ActivationKind::leaky_relu: return f.template operator()<ActivationKind::leaky_relu>();
-    case ActivationKind::sigmoid: return f.template operator()<ActivationKind::sigmoid>();
-    case ActivationKind::tanh: return f.template operator()<ActivationKind::tanh>();
-    case ActivationKind::softplus: return f.template operator()<ActivationKind::softplus>();
-    case ActivationKind::exponential: return f.template operator()<ActivationKind::exponential>();
-    case ActivationKind::sine: return f.template operator()<ActivationKind::sine>();
-    case ActivationKind::silu: return f.template operator()<ActivationKind::silu>();
-  }
 }
 
 // float16 accumulators are float16 values too: they are checked as the matrix instructions leave them,
@@ -248,17 +231,23 @@ using output_offset_t = std::size_t;
 // start: sample_major, its row (in_dim values; the next sample's follows); feature_major, its first
 // feature's value (each feature's b.batch values are a row; lanes of neighbouring samples read
 // neighbouring values). StagedWhole: every block is whole and its rows aligned for column vectors (an
-// InputPrefetch that stages every block), so only the vector loads are built.
-template <class Tile, IoLayout L = IoLayout::sample_major, bool StagedWhole = false, int Tiles, int S, class Io>
+// InputPrefetch that stages every block), so only the vector loads are built. Tiles from in_tiles on are
+// zeros where ZeroPastInput (a run-time-shaped kernel's first layer reads all its Tiles), else left as they
+// are. (Zeroed as tiles of no features, through the same loads: with those tiles skipped by a branch and
+// the array zero-initialised instead, clang-17 gave the 112- and 128-wide RDNA3 kernels 256 VGPRs and
+// scratch, 160-167 at 64 wide; 184-216 and 132-149 this way.)
+template <class Tile, IoLayout L = IoLayout::sample_major, bool StagedWhole = false, bool ZeroPastInput = false, int Tiles, int S, class Io>
 MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
                                Float16Range& range) {
   constexpr bool kFeatureMajor = L == IoLayout::feature_major;
+  const auto skipped = [&](int kt) { return !ZeroPastInput && kt >= in_tiles; };
+  const auto tile_features = [&](int kt) { return ZeroPastInput && kt >= in_tiles ? 0u : in_dim - static_cast<unsigned>(kt) * 16; };
   if constexpr (kFeatureMajor && ColumnVectorIo<Tile>) {
     if (StagedWhole || (block_in_batch<S>(b) && columns_vectorizable<S>(rows, b.batch))) {
       MLPCORE_UNROLL
       for (int kt = 0; kt < Tiles; ++kt) {
-        if (kt >= in_tiles) continue;
-        Tile::template load_columns<S>(act[kt], io_tile<L>(rows, 0, 0, kt, b.batch), b.batch, in_dim - kt * 16u);
+        if (skipped(kt)) continue;
+        Tile::template load_columns<S>(act[kt], io_tile<L>(rows, 0, 0, kt, b.batch), b.batch, tile_features(kt));
         MLPCORE_UNROLL
         for (int s = 0; s < S; ++s) range.see_packed<Tile>(act[kt][s]);
       }
@@ -274,9 +263,9 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
     const bool whole_tile = tile_in_batch<Tile, L, S>(b, s);
     MLPCORE_UNROLL
     for (int kt = 0; kt < Tiles; ++kt) {
-      if (kt >= in_tiles) continue;
+      if (skipped(kt)) continue;
       const Io* tile = io_tile<L>(rows, 0, s, kt, len);
-      const unsigned features = in_dim - static_cast<unsigned>(kt) * 16;
+      const unsigned features = tile_features(kt);
       act[kt][s] = [&] {
         // (defined here, not outside this lambda: from there clang-19 kept more loads in flight, and the
         // 128-wide RDNA3 float16 kernel spilled; and its row length not through `len`: with it, clang-19
@@ -406,66 +395,6 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       MLPCORE_UNROLL
       for (int s = 0; s < S; ++s)
         if (mt < out_tiles) out[mt][s] = next[mt][s];
-  }
-}
-
-// The accumulators of a run-time-shaped layer's out_tiles output tiles, over in_tiles K tiles (at most W
-// each), its float16 sums seen by the range check. Each weight fragment loads right before its
-// instructions (no early loads: see mlp_forward).
-template <class Tile, int W, int S>
-MLPCORE_DEVICE void runtime_layer_sums(const half_t* w, const acc_elem_t<Tile>* bias, int in_tiles, int out_tiles,
-                                       const typename Tile::BFrag (&act)[W][S], typename Tile::AccFrag (&acc)[W][S], Float16Range& range) {
-  static_for<W>([&](auto tile) {
-    constexpr int mt = decltype(tile)::value;
-    if (mt >= out_tiles) return;
-    const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
-    MLPCORE_UNROLL
-    for (int kt = 0; kt < W; ++kt) {
-      if (kt > 0 && kt >= in_tiles) break;
-      const typename Tile::AFrag fragment = load_packed_a<Tile>(w, in_tiles, mt, kt);
-      MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) acc[mt][s] = Tile::mma(fragment, act[kt][s], kt == 0 ? bias_acc : acc[mt][s]);
-    }
-    MLPCORE_UNROLL
-    for (int s = 0; s < S; ++s) see_float16_sums<Tile>(acc[mt][s], range);
-    schedule_barrier();
-  });
-}
-
-// One layer of a run-time-shaped kernel (mlp_forward), in three phases, each one copy for every layer: the
-// matrix instructions of its in_tiles x out_tiles tiles, then its activation, one branch per output tile
-// (with_activation), then the last layer's store or the next layer's operands. So the kernel holds each
-// activation's code once, not once per layer shape. (One branch per layer around all the tiles' code made
-// clang-19 spill the 112- and 128-wide RDNA3 kernels at 256 VGPRs.) A hidden layer of a uniform-width
-// network is W x W: its matrix instructions have a copy without run-time bounds, whose loads schedule freely.
-template <class Tile, IoLayout L, int W, int S, class Io>
-MLPCORE_DEVICE void runtime_layer(const NetworkView& net, const LayerDesc& d, bool last, typename Tile::BFrag (&act)[W][S], Io* output,
-                                  SampleBlock b, Float16Range& range) {
-  const half_t* w = net.weights + d.weight_offset;
-  const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
-  const int out_tiles = d.out_tiles;
-  typename Tile::AccFrag acc[W][S];
-  if (d.in_tiles == W && out_tiles == W)
-    runtime_layer_sums<Tile>(w, bias, W, W, act, acc, range);
-  else
-    runtime_layer_sums<Tile>(w, bias, d.in_tiles, out_tiles, act, acc, range);
-  const auto each = [&](auto f) {
-    static_for<W>([&](auto tile) {
-      constexpr int mt = decltype(tile)::value;
-      MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s)
-        if (mt < out_tiles) f(mt, s);
-    });
-  };
-  if (last || !packing_applies<Tile>(d.activation))
-    each([&](int mt, int s) { with_activation(d.activation, [&]<ActivationKind Kind>() { activate_tile<Tile>(acc[mt][s], Kind, d.param); }); });
-  if (last) {
-    static_for<W>([&](auto tile) {
-      constexpr int mt = decltype(tile)::value;
-      if (mt < out_tiles) store_output<Tile, L>(acc[mt], mt, output, net.output_dim, b);
-    });
-  } else if constexpr (FeedsNextLayer<Tile>) {
-    each([&](int mt, int s) { act[mt][s] = pack_activated<Tile>(acc[mt][s], d.activation, range); });
   }
 }
 
@@ -608,34 +537,51 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-template <class Tile, int W>
+// (Both layouts' kernels have the same launch bounds, ops/fused_mlp_kernels.gpu.cpp: policies of the two
+// layouts differ in one_tile_first_layer alone.)
+template <class Tile, int W, IoLayout L = IoLayout::sample_major>
 constexpr FusedPolicy runtime_shape_policy() {
-  return tile_policy<Tile>({W, W, W, ShapeKnown::widest});
+  return tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
 }
 
-// The run-time-shaped kernel of networks whose widest layer is W tiles: registers and loops W tiles wide,
-// the depth a loop, each layer's shape and activation read once (runtime_layer). What a network runs
-// where no kernel was compiled in or specialized for it; the one kernel of a width serves every such
-// depth and activation, and the common uniform-width network (input -> hidden layers of W tiles ->
-// output) as fast as that layer code allows.
+// The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read
+// at run time, every layer's K tiles and every hidden layer's output tiles W. The host pads each layer to
+// that width with zero weights and biases (FusedPlan::packed_shape), so the layer code has no run-time
+// bounds but the last layer's output tiles; the input's padding tiles are zeros, and padded hidden units
+// hold their activation of 0, which meets zero weights. Where the policy says so (one_tile_first_layer), an
+// input of one tile followed by a hidden layer (up to 16 features, as in SDFs and radiance caches) runs its
+// first layer on that tile, W matrix instructions per sample tile rather than W x W (the host packs it so,
+// FusedPlan::packed_shape). What a network runs
+// where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
+// activation. (With every layer's K and output tiles bounded at run time instead, the kernel before this
+// one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
 template <class Tile, int W, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W>();
-  // Early weight loads need their fragments' count at compile time: with run-time bounds their guarded
-  // copies cost more than they hid (128 wide on an H200: 11 times the instructions of the specialized kernel).
-  static_assert(!kPolicy.prefetch_weights, "the run-time-shaped layers load each weight fragment where it is used");
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
   constexpr int S = kPolicy.sample_tiles;
   using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
   Prefetch prefetch(input, net.input_dim, batch);
   Float16Range range;
+  const int input_tiles = static_cast<int>((net.input_dim + 15) / 16);
+  const unsigned last = net.num_layers - 1;
   for_each_sample_block<Tile, S>(batch, [&](SampleBlock b, unsigned next) {
     typename Tile::BFrag act[W][S];
     const BlockRows<Io> in = prefetch.rows(b);
-    load_input<Tile, L, Prefetch::kStagesEveryBlock>(act, net.layers[0].in_tiles, in.rows, net.input_dim, in.block, range);
-    prefetch.fetch(next);
-    for (unsigned l = 0; l < net.num_layers; ++l)
-      runtime_layer<Tile, L>(net, net.layers[l], l + 1 == net.num_layers, act, output, b, range);
+    unsigned l = 0;
+    if (kPolicy.one_tile_first_layer && one_tile_first_layer(net.input_dim, net.num_layers)) {
+      typename Tile::BFrag first[1][S];
+      load_input<Tile, L, Prefetch::kStagesEveryBlock>(first, 1, in.rows, net.input_dim, in.block, range);
+      prefetch.fetch(next);
+      dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[0], 1, W, false, first, act, output, b, range);
+      l = 1;
+    } else {
+      load_input<Tile, L, Prefetch::kStagesEveryBlock, true>(act, input_tiles, in.rows, net.input_dim, in.block, range);
+      prefetch.fetch(next);
+    }
+    for (; l < last; ++l)
+      dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[l], W, W, false, act, act, output, b, range);
+    dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[last], W, net.layers[last].out_tiles, true, act, act, output, b, range);
   });
   range.report(net.range_flag);
 }

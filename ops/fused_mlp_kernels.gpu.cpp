@@ -1,6 +1,7 @@
 // The fused MLP kernels, one source for both vendors: built as HIP code objects (one per AMD architecture,
 // cmake/MlpcoreAmdgpu.cmake) and as the CUDA fat binary (cmake/MlpcoreCuda.cmake). mlpcore_mlp_w<W> runs
-// any network whose widest layer is W tiles of 16 (W = 1..8), its shape read at run time;
+// any network whose widest layer is W tiles of 16 (W = 1..8), its depth and activations read at run time
+// and its layers packed W tiles wide;
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy

@@ -19,7 +19,8 @@ enum class ShapeKnown {
 
 // What a fused kernel knows of its network at compile time: input, widest layer and output in tiles of
 // 16 (upper bounds where they are not known), and whether it may read its input sample-major ([batch,
-// in]; false for a specialized plan's feature-major kernels, each of which serves one layout).
+// in]; false for feature-major kernels that serve that layout alone: a specialized plan's, and the
+// run-time-shaped `_fm` kernels).
 struct FusedShape {
   int input_tiles;
   int width_tiles;
@@ -38,8 +39,11 @@ struct FusedShape {
 // instructions (Tile::Shaped<8, 16>, <16, 8>; the host packs those layers for them, LayerDesc::k, ::n); with
 // loop_layers a fixed-shape kernel runs each run of identical hidden layers as a loop at run time (one
 // layer's code: smaller kernels, and NVRTC compiles a deep 128-wide network in seconds, not a minute);
-// with compiler_unrolls_tiles a fixed-shape layer's output tiles are a loop for the compiler to unroll,
-// else they are unrolled by construction (ops/fused_mlp.h, dense_layer).
+// with compiler_unrolls_tiles a layer's output tiles are a loop for the compiler to unroll, else they are
+// unrolled by construction (ops/fused_mlp.h, dense_layer); with one_tile_first_layer a run-time-shaped
+// kernel runs the first layer of an input of one tile with a hidden layer after it on that tile alone,
+// not padded to the kernel's width (ops::one_tile_first_layer; the host packs that layer so,
+// FusedPlan::packed_shape).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -50,6 +54,7 @@ struct FusedPolicy {
   bool narrow_output = false;
   bool loop_layers = false;
   bool compiler_unrolls_tiles = false;
+  bool one_tile_first_layer = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -62,7 +67,9 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
     case TileFamily::rdna3:
     case TileFamily::rdna4:
     case TileFamily::cdna:
-      // One sample tile per wave and no early weight loads: more does not fit AMD register budgets.
+      // One sample tile per wave and no early weight loads: more does not fit AMD register budgets. The
+      // run-time-shaped kernels pad a first layer of one input tile (run alone, it took clang-19's RDNA3
+      // feature-major kernels up to 16 VGPRs higher; no AMD GPU here measures what it would save).
       return {};
     case TileFamily::nvidia:
       // Measured on an H100 ("compiled-in": every fixed shape, specialized ones too): two sample tiles
@@ -88,12 +95,17 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // with sample-major input it lost up to 14% with 8 features, 8-96x3-1, 8-112x5-4, and 5% on
       // 4-80x6-8). The device API runs full tiles: those networks are packed for it again
       // (engine/src/fused_packing.h, pack_for_backend).
-      // The run-time-shaped kernels take the entry of a compiled-in shape whose every layer is as wide as
-      // their widest, without narrow edges (their edges may have any width), and with neither early weight
-      // loads nor a second sample tile above 64 wide or at 48 (on an H200: early loads with run-time bounds
-      // cost 11 times the instructions; two sample tiles: 80 and 96 wide 24-25% slower, 112 and 128 wide
-      // between 8% slower and 11% faster; one at 48 wide: 138 registers to 82-96, 5-48x3-3 10-20% faster,
-      // at 64 wide between 10% slower and 19% faster).
+      // The run-time-shaped kernels (every layer padded to their width, ops/fused_mlp.h, mlp_forward) take
+      // the entry of a shape whose every layer is as wide as their widest, without narrow edges and early
+      // weight loads, and above 64 wide one sample tile and the compiler unrolling the output tiles. On an
+      // H200, with a form of the kernel that branched to each activation once per output tile: unrolled by
+      // construction, NVVM left the 112- and 128-wide kernels' arrays in local memory (560-608 bytes, 5-20
+      // times slower); early loads took 80-128 wide to 186-255 registers; two sample tiles above 64 wide
+      // were between 25% slower (64-128-64-3) and 38% faster (128-128x3-4); two at 48 wide (one was faster
+      // before the padding) -5% to +26% at 2^22, 0 to +54% at 2^16. A first layer of one input tile runs on
+      // that tile alone from 32 wide (against padded, networks of up to 16 inputs: feature-major +9.9% at 2^22,
+      // +1.5% at 2^16; sample-major +20.5% and +14.7%, geometric means), but in the 128-wide feature-major
+      // kernel: ptxas then gave it 96 registers instead of 128, and it ran 26-35% slower on 3-128x8-1.
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -107,7 +119,11 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // build those, and nvcc's code for them changed with the loop.
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
-      if (shape.known == ShapeKnown::widest && (shape.width_tiles == 3 || shape.width_tiles > 4)) return {1};
+      if (shape.known == ShapeKnown::widest) {
+        const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
+        if (shape.width_tiles > 4) return {1, false, false, 0, false, false, false, true, one_tile};
+        return {2, false, shape.width_tiles == 1, shape.width_tiles == 1 ? 5 : 0, false, false, false, false, one_tile};
+      }
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};
       if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed};

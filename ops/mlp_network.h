@@ -25,6 +25,11 @@ inline constexpr unsigned kFusedWavesPerBlock = 4;
 inline constexpr int kMaxTilesPerLayer = 8;
 inline constexpr int kMaxFusedWidth = 16 * kMaxTilesPerLayer;
 
+// Whether a run-time-shaped kernel (ops/fused_mlp.h, mlp_forward) runs a network's first layer on its one
+// input tile rather than padded to the kernel's width: an input of at most 16 features with a hidden layer
+// after it. Its weights are then packed one K tile wide (engine/src/fused_packing.h, pack_network).
+constexpr bool one_tile_first_layer(std::uint32_t input_dim, std::uint32_t layers) { return input_dim <= 16 && layers > 1; }
+
 struct LayerDesc {
   std::uint32_t weight_offset;  // in half_t, start of this layer's packed A fragments
   std::uint32_t bias_offset;    // in accumulator elements, start of this layer's biases: [out_tiles][bias slots][accumulator elements]

@@ -203,6 +203,37 @@ TEST_P(FusedBackend, RunTimeShapedKernelOfEveryWidthMatchesFloat64) {
   std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
 }
 
+// The run-time-shaped kernels run every layer as wide as the widest, padded with zero weights and biases
+// (FusedPlan::packed_shape): hidden layers of fewer tiles, whose padding units hold their activation of 0
+// (0.5 for sigmoid, 1 for the exponential, ln 2 / beta for softplus) and must meet zero weights in the next
+// layer, inputs and outputs of one tile and of several, and networks of one layer. An input of one tile
+// (up to 16 features) followed by a hidden layer runs its first layer on that tile alone
+// (ops::one_tile_first_layer): 16 features, and a single layer of 16 -> 40, which is padded.
+TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
+  std::mt19937 rng(seed(22));
+  Stats stats;
+  using K = ActivationKind;
+  const std::vector<std::pair<std::vector<std::size_t>, std::vector<K>>> cases = {
+      {{5, 100, 20, 128, 7}, {K::relu, K::sigmoid, K::exponential, K::none}},
+      {{40, 33, 70, 50}, {K::softplus, K::sine, K::tanh}},
+      {{3, 16, 2, 17, 1}, {K::exponential, K::sigmoid, K::silu, K::none}},
+      {{16, 48, 48, 24, 5}, {K::tanh, K::leaky_relu, K::softplus, K::sigmoid}},
+      {{40, 3}, {K::sigmoid}},
+      {{16, 40}, {K::silu}}};
+  for (const auto& [widths, kinds] : cases) {
+    std::vector<Activation> acts;
+    for (const K k : kinds) acts.push_back(activation_of(k));
+    const Model m = test::random_model(rng, widths, acts);
+    std::string name;
+    for (std::size_t x : widths) name += (name.empty() ? "" : "-") + std::to_string(x);
+    const std::string kernel = Network(m, options_for(GetParam())).kernel();
+    if (kernel.find("specialized") == std::string::npos) EXPECT_TRUE(kernel.starts_with("run-time-shaped")) << name << ": " << kernel;
+    check<float>(m, GetParam(), 33, rng, "float32 " + name, stats, 0, Layout::sample_major);
+    check<std::uint16_t>(m, GetParam(), 47, rng, "float16 " + name, stats, 0, Layout::feature_major);
+  }
+  std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
+}
+
 // The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded (edges of at most 8 and
 // of more: narrow and full first and last layers on the NVIDIA float16-accumulating kernels), and the same
 // shapes with other activations, which take the run-time-shaped kernel.

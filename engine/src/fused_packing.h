@@ -25,7 +25,7 @@
 namespace mlpcore::detail {
 
 struct PackedNetwork {
-  NarrowEdges edges;              // the edges packed for narrow instructions
+  PackedShape shape;              // the edges packed for narrow instructions, the padding
   std::vector<ops::half_t> weights;
   std::vector<std::byte> biases;  // the tile's accumulator elements: float, or float16 bits
   bool f16_accumulation = false;  // packed for a float16-accumulating tile
@@ -57,12 +57,12 @@ constexpr int slot_lane(int slot) {
   return lane;
 }
 
-// Appends layer li, packed for LayerTile's instructions of K features and N units (weights as its A
-// fragments, biases as its accumulators), and its descriptor.
+// Appends layer l, in_tiles x out_tiles tiles (at least its own; zero weights and biases beyond them), packed
+// for LayerTile's instructions of K features and N units (weights as its A fragments, biases as its
+// accumulators), and its descriptor.
 template <class LayerTile>
-void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
+void pack_layer(PackedNetwork& p, const Layer& l, int k, int n, int in_tiles, int out_tiles) {
   using Acc = ops::acc_elem_t<LayerTile>;
-  const int in_tiles = static_cast<int>((l.in + 15) / 16), out_tiles = static_cast<int>((l.out + 15) / 16);
   ops::LayerDesc desc{static_cast<std::uint32_t>(p.weights.size()), static_cast<std::uint32_t>(p.biases.size() / sizeof(Acc)),
                       static_cast<std::uint16_t>(in_tiles), static_cast<std::uint16_t>(out_tiles), l.activation.kind, l.activation.param};
   desc.k = static_cast<std::uint8_t>(k);
@@ -90,39 +90,44 @@ void pack_layer(PackedNetwork& p, const Layer& l, int k, int n) {
       }
 }
 
-// The model packed for kernels of the plan whose tile is Tile (the plan's family and accumulation) and that
-// run `edges` on narrow instructions.
+// The model packed for kernels of the plan whose tile is Tile (the plan's family and accumulation), in
+// `shape`: the edges they run on narrow instructions, the width their layers are padded to.
 template <class Tile>
-PackedNetwork pack_network(const Model& model, const FusedPlan& plan, NarrowEdges edges, const char* backend) {
+PackedNetwork pack_network(const Model& model, const FusedPlan& plan, PackedShape shape, const char* backend) {
   using Acc = ops::acc_elem_t<Tile>;
   static_assert(std::is_same_v<Acc, float> || sizeof(Acc) == 2, "accumulators are float32 or float16");
   if (Tile::kFamily != plan.family || plan.f16_accumulation != !std::is_same_v<Acc, float>)
     throw std::logic_error("pack_network: the tile is not the plan's");
   PackedNetwork p;
-  p.edges = edges;
+  p.shape = shape;
   p.f16_accumulation = plan.f16_accumulation;
   p.max_tiles = plan.max_tiles();
   check_fits_f16_operands(model, backend, p.f16_accumulation);
   p.input_dim = static_cast<std::uint32_t>(model.input_dim());
   p.output_dim = static_cast<std::uint32_t>(model.output_dim());
   // Narrow edges: a first layer of at most 8 features packed for K = 8, a last layer of at most 8 units for
-  // N = 8, as the fixed-shape kernel then runs them.
+  // N = 8, as the fixed-shape kernel then runs them. Padding: every layer's input (but the first layer's
+  // where one_tile_input) and every hidden layer's output padded_tiles wide.
+  const auto tiles = [&](std::size_t width, bool padded) { return std::max(static_cast<int>((width + 15) / 16), padded ? shape.padded_tiles : 0); };
   for (std::size_t li = 0; li < model.layers.size(); ++li) {
     const Layer& l = model.layers[li];
-    const int k = edges.input && li == 0 ? 8 : 16, n = edges.output && li + 1 == model.layers.size() ? 8 : 16;
-    ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, k, n); });
+    const bool last = li + 1 == model.layers.size();
+    const int k = shape.narrow.input && li == 0 ? 8 : 16, n = shape.narrow.output && last ? 8 : 16;
+    ops::with_layer_tile<Tile, ops::HasNarrowTiles<Tile>, ops::HasNarrowTiles<Tile>>(
+        k, n, [&]<class LayerTile>() { pack_layer<LayerTile>(p, l, k, n, tiles(l.in, li > 0 || !shape.one_tile_input), tiles(l.out, !last)); });
   }
   return p;
 }
 
-// A network packed for a backend: once for each set of narrow edges that one of the plan's kernels runs
-// (FusedPlan::narrow_edges; a specialized plan's sample- and feature-major kernels may differ in the first
-// layer), and for the device API (ops/device_api.h), which runs full 16x16 tiles accumulating in float32:
-// the kernels' packing in full tiles where there is one, else a packing of its own, so that a backend
-// offers a view of every network that accumulates in float32. With float16 accumulators the device API
+// A network packed for a backend: once for each packed shape that one of the plan's kernels runs
+// (FusedPlan::packed_shape; a specialized plan's sample- and feature-major kernels may differ in the first
+// layer, the run-time-shaped kernels pad every layer), and for the device API (ops/device_api.h), which
+// runs full 16x16 tiles of each layer's own width accumulating in float32: the kernels' packing where it is
+// that, else a packing of its own, so that a backend offers a view of every network that accumulates in
+// float32. With float16 accumulators the device API
 // runs none (a backend then offers no view, and says why with no_device_view).
 struct BackendPacking {
-  std::vector<PackedNetwork> packings;                    // each of distinct edges
+  std::vector<PackedNetwork> packings;                    // each of a distinct shape
   std::array<std::size_t, kKernelSlots.size()> of_slot{};  // by KernelSlot: the packing its kernel runs (slots without one: the first)
   std::optional<std::size_t> for_device_api;              // the packing the device API runs, if any
 
@@ -133,16 +138,16 @@ struct BackendPacking {
 template <class Tile>
 BackendPacking pack_for_backend(const Model& model, const FusedPlan& plan, const char* backend) {
   BackendPacking b;
-  // The packing of `edges`, packed now where none has them yet.
-  const auto packing_of = [&](NarrowEdges edges) {
+  // The packing of `shape`, packed now where none has it yet.
+  const auto packing_of = [&](PackedShape shape) {
     for (std::size_t i = 0; i < b.packings.size(); ++i)
-      if (b.packings[i].edges == edges) return i;
-    b.packings.push_back(pack_network<Tile>(model, plan, edges, backend));
+      if (b.packings[i].shape == shape) return i;
+    b.packings.push_back(pack_network<Tile>(model, plan, shape, backend));
     return b.packings.size() - 1;
   };
   for (const KernelSlot slot : kKernelSlots)
-    if (has_kernel(plan, slot, Io::f32) || has_kernel(plan, slot, Io::f16)) b.of_slot[static_cast<std::size_t>(slot)] = packing_of(plan.narrow_edges(slot));
-  if (!plan.f16_accumulation) b.for_device_api = packing_of(NarrowEdges{});
+    if (has_kernel(plan, slot, Io::f32) || has_kernel(plan, slot, Io::f16)) b.of_slot[static_cast<std::size_t>(slot)] = packing_of(plan.packed_shape(slot));
+  if (!plan.f16_accumulation) b.for_device_api = packing_of(PackedShape{});
   return b;
 }
 Error no_device_view(const std::string& backend);

@@ -91,8 +91,11 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                                                 p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
   p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
   // A specialized plan's feature-major kernels are its own, and only they have twins for large feature-major
-  // batches (its source builds them).
-  if (p.kind == KernelKind::specialized && p.layouts.feature_major) {
+  // batches (its source builds them); the run-time-shaped kernels of each layout are built for it too.
+  if (p.kind == KernelKind::runtime_shaped) {
+    shape.sample_major_input = false;
+    p.feature_major_policy = p.large_batch_policy = ops::fused_policy(p.family, shape);
+  } else if (p.kind == KernelKind::specialized && p.layouts.feature_major) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
     p.large_batch_policy = ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
@@ -156,6 +159,17 @@ NarrowEdges FusedPlan::narrow_edges(KernelSlot slot) const {
   const ops::FusedPolicy& p = policy_of(slot);
   const NarrowEdges narrowable = narrowable_edges();
   return {p.narrow_input && narrowable.input, p.narrow_output && narrowable.output};
+}
+
+PackedShape FusedPlan::packed_shape(KernelSlot slot) const {
+  // Padded where a layer's input that the kernel runs padded is narrower than the widest layer (a network
+  // whose every such layer has width_tiles in and out is packed so already, and shares that packing with the
+  // device API).
+  if (kind != KernelKind::runtime_shaped) return {narrow_edges(slot)};
+  const bool one_tile_input =
+      policy_of(slot).one_tile_first_layer && ops::one_tile_first_layer(static_cast<std::uint32_t>(input_dim), static_cast<std::uint32_t>(widths.size() - 1));
+  const bool narrower = std::any_of(widths.begin() + (one_tile_input ? 1 : 0), widths.end() - 1, [&](int w) { return w < width_tiles; });
+  return narrower ? PackedShape{narrow_edges(slot), width_tiles, one_tile_input} : PackedShape{narrow_edges(slot)};
 }
 
 std::string FusedPlan::kernel_name() const {

@@ -17,7 +17,7 @@
 namespace mlpcore::detail {
 
 enum class KernelKind {
-  runtime_shaped,  // mlpcore_mlp_w<width_tiles>: shape read at run time
+  runtime_shaped,  // mlpcore_mlp_w<width_tiles>: depth and activations read at run time, layers padded to its width
   compiled_in,     // mlpcore_mlp_fixed_<fixed_index>: one of ops/fused_shapes.h
   specialized,     // mlpcore_mlp_specialized: this model's own kernel, compiled for it
 };
@@ -34,6 +34,17 @@ struct NarrowEdges {
   bool operator==(const NarrowEdges&) const = default;
 };
 
+// How a kernel's layers are packed (engine/src/fused_packing.h): the edges it runs on narrow instructions, and
+// the width in tiles that every layer's input and every hidden layer's output is padded to with zero
+// weights and biases (0: none; the run-time-shaped kernels' width, ops/fused_mlp.h, mlp_forward), but the
+// first layer's input where one_tile_input (FusedPolicy::one_tile_first_layer).
+struct PackedShape {
+  NarrowEdges narrow;
+  int padded_tiles = 0;
+  bool one_tile_input = false;
+  bool operator==(const PackedShape&) const = default;
+};
+
 struct FusedPlan {
   ops::TileFamily family = ops::TileFamily::rdna3;
   KernelKind kind = KernelKind::runtime_shaped;
@@ -44,9 +55,10 @@ struct FusedPlan {
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
   // What the kernels run with: `policy` the sample-major ones, `feature_major_policy` the feature-major ones.
-  // They differ only where the table gives a kernel that reads feature-major input a narrow first layer that
-  // sample-major input does not pay for (ops::fused_policy, FusedShape::sample_major_input); the built-in
-  // kernels serve both layouts with one.
+  // They differ only where the table gives a kernel that reads feature-major input another first layer: a
+  // narrow one that sample-major input does not pay for (specialized), or none of one K tile (the 128-wide
+  // run-time-shaped kernel; ops::fused_policy, FusedShape::sample_major_input); the compiled-in kernels serve
+  // both layouts with one.
   ops::FusedPolicy policy, feature_major_policy;
   // Whether a specialized plan's feature-major kernels have twins that calls of at least `large_batch`
   // samples take (where ops::large_batch_policy differs from feature_major_policy), run with
@@ -72,6 +84,9 @@ struct FusedPlan {
   // The edges the kernel in `slot` runs on narrow instructions, and its layers are packed for: those of
   // narrowable_edges its policy narrows.
   NarrowEdges narrow_edges(KernelSlot slot) const;
+  // How the kernel in `slot` needs the layers packed: its narrow edges, or padded to the run-time-shaped
+  // kernel's width where a layer is narrower.
+  PackedShape packed_shape(KernelSlot slot) const;
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128

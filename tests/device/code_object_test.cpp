@@ -55,8 +55,9 @@ struct FusedKernel {
 
 std::vector<FusedKernel> fused_kernels() {
   std::vector<FusedKernel> out;
-  // The run-time-shaped kernels, whatever the depth: one copy of the layer code, W x W tiles, whose matrix
-  // instructions have a second copy for W x W hidden layers (without run-time bounds).
+  // The run-time-shaped kernels, whatever the depth: the loop's layer code, W x W tiles (every layer padded
+  // to the widest; AMD's policy runs no first layer of one K tile, FusedPolicy::one_tile_first_layer), and
+  // the last layer's, W x W tiles of which the output's run.
 #define MLPCORE_EXPECT_RUNTIME(width) out.push_back({"mlpcore_mlp_w" #width, 2 * (width) * (width), 4 * (width)});
   MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
 #undef MLPCORE_EXPECT_RUNTIME

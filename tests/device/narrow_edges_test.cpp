@@ -107,7 +107,7 @@ TEST(NarrowEdges, EachSetOfEdgesIsPackedOnce) {
   EXPECT_EQ(&wide.kernel(KernelSlot::sample_major), &wide.packings[0]);
   EXPECT_EQ(&wide.kernel(KernelSlot::feature_major), &wide.packings[1]);
   EXPECT_EQ(wide.device_api(), &wide.packings[0]);
-  EXPECT_EQ(wide.packings[1].edges, (NarrowEdges{true, false}));
+  EXPECT_EQ(wide.packings[1].shape.narrow, (NarrowEdges{true, false}));
   // Both packings hold the same later layers and biases: only the first layer's fragments differ (half as
   // many, K = 8).
   ASSERT_EQ(wide.packings[0].layers.size(), wide.packings[1].layers.size());
@@ -167,7 +167,7 @@ TEST(NarrowEdges, TheDeviceApiGetsFullTilesOfFloat32NetworksWithNarrowEdges) {
     ASSERT_NE(second, nullptr);
     EXPECT_NE(second, &packing.kernel(KernelSlot::sample_major));
     EXPECT_TRUE(full_float32_tiles(*second));
-    const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, plan, NarrowEdges{}, "test");
+    const PackedNetwork expected = pack_network<ops::TileMmaSm80>(model, plan, PackedShape{}, "test");
     ASSERT_EQ(second->weights.size(), expected.weights.size());
     EXPECT_EQ(std::memcmp(second->weights.data(), expected.weights.data(), expected.weights.size() * sizeof(ops::half_t)), 0);
     EXPECT_EQ(second->biases, expected.biases);
