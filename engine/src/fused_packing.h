@@ -120,8 +120,9 @@ PackedNetwork pack_network(const Model& model, const FusedPlan& plan, PackedShap
 }
 
 // A network packed for a backend: once for each packed shape that one of the plan's kernels runs
-// (FusedPlan::packed_shape; a specialized plan's sample- and feature-major kernels may differ in the first
-// layer, the run-time-shaped kernels pad every layer), and for the device API (ops/device_api.h), which
+// (FusedPlan::packed_shape; a plan's sample- and feature-major kernels may differ in the first layer: a
+// specialized plan's narrow edges, the run-time-shaped kernels' one-tile first layer, which are otherwise
+// padded to their width), and for the device API (ops/device_api.h), which
 // runs full 16x16 tiles of each layer's own width accumulating in float32: the kernels' packing where it is
 // that, else a packing of its own, so that a backend offers a view of every network that accumulates in
 // float32. With float16 accumulators the device API
