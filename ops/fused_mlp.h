@@ -537,8 +537,7 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-// (Both layouts' kernels have the same launch bounds, ops/fused_mlp_kernels.gpu.cpp: policies of the two
-// layouts differ in one_tile_first_layer alone.)
+// The policy of the run-time-shaped kernel of layout L: its launch bounds too (ops/fused_mlp_kernels.gpu.cpp).
 template <class Tile, int W, IoLayout L = IoLayout::sample_major>
 constexpr FusedPolicy runtime_shape_policy() {
   return tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});

@@ -16,11 +16,16 @@
 // float32 accumulation only: with float16 accumulators they were slower on an H200 (cuda-f16acc against
 // cuda, float32 I/O: 32-32x2-3 12.6 against 14.3 G samples/s, 5-48x3-3 6.9 against 9.1, 16-64x3-16 6.4
 // against 7.2; at most 4% faster elsewhere).
-#define MLPCORE_RUNTIME_KERNELS(W)                                                                                                \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_w##W, float, (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W>()),              \
-                       mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W>)                                                   \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_w##W##_f16, mlpcore::ops::half_t, (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W>()), \
-                       mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W>)
+#define MLPCORE_RUNTIME_KERNEL(name, io, W, layout)                                                                             \
+  MLPCORE_FUSED_KERNEL_IN(layout, name, io,                                                                                      \
+                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout>()), \
+                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W>)
+// Each layout's kernel takes its layout's policy, launch bounds included.
+#define MLPCORE_RUNTIME_KERNELS(W)                                                     \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W, float, W, sample_major)                     \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm, float, W, feature_major)               \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16, mlpcore::ops::half_t, W, sample_major) \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm, mlpcore::ops::half_t, W, feature_major)
 
 MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
 // The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer: each must be built.

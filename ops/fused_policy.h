@@ -106,6 +106,12 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // that tile alone from 32 wide (against padded, networks of up to 16 inputs: feature-major +9.9% at 2^22,
       // +1.5% at 2^16; sample-major +20.5% and +14.7%, geometric means), but in the 128-wide feature-major
       // kernel: ptxas then gave it 96 registers instead of 128, and it ran 26-35% slower on 3-128x8-1.
+      // The 80-wide kernels are bound to 3 blocks per multiprocessor: left to itself, ptxas gave them 72
+      // registers and spills (32,768 local-memory requests per 2^16-sample call of 32-80x4-8 sample-major);
+      // bound, 94 registers sample-major and 112 feature-major, no spills. On an H200, seven 80-wide
+      // networks: sample-major +1% to +24% at 2^22, +23% to +49% at 2^16; feature-major +34% at 2^16 and
+      // +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there, 96 registers: +20%,
+      // +25% and -2% to 0%, as good where renderers call, 2^14-2^18).
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -121,7 +127,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
-        if (shape.width_tiles > 4) return {1, false, false, 0, false, false, false, true, one_tile};
+        if (shape.width_tiles > 4) return {1, false, false, shape.width_tiles == 5 ? 3 : 0, false, false, false, true, one_tile};
         return {2, false, shape.width_tiles == 1, shape.width_tiles == 1 ? 5 : 0, false, false, false, false, one_tile};
       }
       if (shape.width_tiles > 4)

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -15,13 +16,34 @@
 #include "engine/src/device_buffer.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
+#include "ops/fused_policy.h"
 #include "ops/fused_shapes.h"
+#include "ops/mlp_network.h"
 #include "ops/half_bits.h"
 #include "mlpcore/network.h"
 #include "tests/test_util.h"
 
 namespace mlpcore::detail {
 namespace {
+
+#ifndef MLPCORE_NO_CUDA_BUILD
+// The kernels of the PTX the fat binary holds for its newest architecture, by name: each one's text from
+// its .entry to the next (empty if the file is missing).
+std::map<std::string, std::string> fatbin_ptx_entries() {
+  std::ifstream file(MLPCORE_CUDA_PTX);
+  const std::string ptx((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::map<std::string, std::string> entries;
+  const std::string entry = ".entry ";
+  for (std::size_t at = ptx.find(entry); at != std::string::npos;) {
+    const std::size_t next = ptx.find(entry, at + entry.size());
+    std::string body = ptx.substr(at, next - at);
+    std::string name = body.substr(entry.size(), body.find_first_of("( \n", entry.size()) - entry.size());
+    entries.emplace(std::move(name), std::move(body));
+    at = next;
+  }
+  return entries;
+}
+#endif
 
 TEST(CudaFatbin, HoldsEveryFusedKernel) {
 #ifdef MLPCORE_NO_CUDA_BUILD
@@ -58,21 +80,42 @@ TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED
 
-  std::ifstream file(MLPCORE_CUDA_PTX);
-  ASSERT_TRUE(file) << MLPCORE_CUDA_PTX;
-  const std::string ptx((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::map<std::string, std::string> entries = fatbin_ptx_entries();
+  ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
   std::set<std::string> found;
-  const std::string entry = ".entry ";
-  for (std::size_t at = ptx.find(entry); at != std::string::npos;) {
-    const std::size_t next = ptx.find(entry, at + entry.size());
-    const std::string body = ptx.substr(at, next - at);
-    const std::string name = body.substr(entry.size(), body.find_first_of("( \n", entry.size()) - entry.size());
+  for (const auto& [name, body] : entries) {
     found.insert(name);
     EXPECT_NE(body.find("mma.sync.aligned"), std::string::npos) << name;
     EXPECT_EQ(body.find(".local"), std::string::npos) << name << ": an array in local memory";
-    at = next;
   }
   EXPECT_EQ(found, expected);
+#endif
+}
+
+// Each run-time-shaped kernel is bound as its layout's policy says (FusedPolicy::min_blocks: the PTX's
+// .minnctapersm, absent for 0), the policy the host plans it with: its registers, and so its speed, follow
+// the bound (80 wide: 72 registers and spills without it).
+TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
+#ifdef MLPCORE_NO_CUDA_BUILD
+  GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
+#else
+  const std::map<std::string, std::string> entries = fatbin_ptx_entries();
+  ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
+  std::set<int> bounds;
+  for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w)
+    for (const bool sample_major : {true, false}) {
+      const int min_blocks = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major}).min_blocks;
+      bounds.insert(min_blocks);
+      for (const char* io : {"", "_f16"}) {
+        const std::string name = "mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm");
+        const auto entry = entries.find(name);
+        ASSERT_NE(entry, entries.end()) << name;
+        const std::size_t at = entry->second.find(".minnctapersm ");
+        const int bound = at == std::string::npos ? 0 : std::stoi(entry->second.substr(at + 14));
+        EXPECT_EQ(bound, min_blocks) << name;
+      }
+    }
+  EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
 }
 

@@ -399,7 +399,7 @@ const auto unrolled_by_construction = [](ops::FusedPolicy& p) { p.compiler_unrol
 const auto unbounded = [](ops::FusedPolicy& p) { p.min_blocks = 0; };
 
 // Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
-// policy has compiler_unrolls_tiles: its last field).
+// policy has compiler_unrolls_tiles: its eighth field).
 // The policy the kernel of `source` (kernel_source) is built with, as written: the network type's first
 // for a sample-major kernel, its second for a feature-major one, its third for a large-batch twin
 // (MLPCORE_SPECIALIZED_ONLY's first and last fields).
@@ -412,9 +412,16 @@ std::string own_policy(const std::string& source) {
   return source.substr(at, source.find('}', at) + 1 - at);
 }
 
+// Field `index` (from 0, in FusedPolicy's order) of a policy as written.
+std::string policy_field(const std::string& policy, int index) {
+  std::size_t at = policy.find('{') + 1;
+  for (int i = 0; i < index; ++i) at = policy.find(", ", at) + 2;
+  return policy.substr(at, policy.find_first_of(",}", at) - at);
+}
+
 RecordingCompiler declines_to_unroll() {
   return RecordingCompiler([](const std::string& source, CompiledCode& c) {
-    c.local_arrays = own_policy(source).ends_with(", true}");
+    c.local_arrays = policy_field(own_policy(source), 7) == "true";
     c.reports_spills = true;  // none
   });
 }

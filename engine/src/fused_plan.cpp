@@ -91,11 +91,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                                                 p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
   p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
   // A specialized plan's feature-major kernels are its own, and only they have twins for large feature-major
-  // batches (its source builds them); the run-time-shaped kernels of each layout are built for it too.
-  if (p.kind == KernelKind::runtime_shaped) {
-    shape.sample_major_input = false;
-    p.feature_major_policy = p.large_batch_policy = ops::fused_policy(p.family, shape);
-  } else if (p.kind == KernelKind::specialized && p.layouts.feature_major) {
+  // batches (its source builds them; large_batch_policy gives other shapes their base); the run-time-shaped
+  // kernels of each layout are built for it too.
+  if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
     p.large_batch_policy = ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));

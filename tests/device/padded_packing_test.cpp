@@ -31,6 +31,13 @@ Model model_of(const std::vector<std::size_t>& widths, ActivationKind hidden = A
 
 int tiles_of(std::size_t width) { return static_cast<int>((width + 15) / 16); }
 
+// Whether a kernel slot's packing holds the first layer one K tile wide: its policy runs such a layer on
+// its tile alone, and the rule, restated here rather than taken from ops::one_tile_first_layer, holds: an
+// input of at most 16 features with a hidden layer after it.
+bool one_tile_input(const FusedPlan& plan, KernelSlot slot, const Model& model) {
+  return plan.policy_of(slot).one_tile_first_layer && model.input_dim() <= 16 && model.layers.size() > 1;
+}
+
 // Layer l's A fragments of tile (mt, kt) and the biases of output tile mt in packing p.
 template <class Tile>
 std::vector<ops::half_t> weight_tile(const PackedNetwork& p, std::size_t l, int mt, int kt) {
@@ -104,12 +111,12 @@ void check_padded(const std::vector<std::size_t>& widths, ops::TileFamily family
   EXPECT_EQ(b.packings.size(), same_shapes ? 2u : 3u) << "the kernels' padded packings, one per shape, and the device API's";
   for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major}) {
     SCOPED_TRACE(slot == KernelSlot::sample_major ? "sample-major kernel" : "feature-major kernel");
-    const bool one_tile_input = plan.policy_of(slot).one_tile_first_layer && model.input_dim() <= 16 && model.layers.size() > 1;
-    EXPECT_EQ(plan.packed_shape(slot), (PackedShape{{}, w, one_tile_input}));
+    const bool one_tile = one_tile_input(plan, slot, model);
+    EXPECT_EQ(plan.packed_shape(slot), (PackedShape{{}, w, one_tile}));
     const PackedNetwork& padded = b.kernel(slot);
     EXPECT_EQ(padded.shape, plan.packed_shape(slot));
     EXPECT_NE(&own, &padded);
-    check_padded_layers<Tile>(model, padded, own, w, one_tile_input);
+    check_padded_layers<Tile>(model, padded, own, w, one_tile);
   }
 }
 
@@ -129,18 +136,22 @@ TEST(PaddedPacking, RunTimeShapedKernelsGetEveryLayerAsWideAsTheWidest) {
 // an input of one tile that its kernels run alone) is packed so already: one packing serves its kernels
 // and the device API.
 TEST(PaddedPacking, NetworksAsWideAsTheirKernelEverywhereArePackedOnce) {
-  for (const auto& widths : std::vector<std::vector<std::size_t>>{{64, 64, 64, 64, 64, 64, 4}, {40, 3}, {128, 120, 1}, {8, 96, 96, 1}, {3, 48, 48, 48, 3}}) {
+  for (const auto& widths :
+       std::vector<std::vector<std::size_t>>{{64, 64, 64, 64, 64, 64, 4}, {40, 3}, {128, 120, 1}, {8, 96, 96, 1}, {3, 48, 48, 48, 3}, {8, 16, 1}}) {
     SCOPED_TRACE(std::to_string(widths.front()) + "-...-" + std::to_string(widths.back()));
     const Model model = model_of(widths);
     const FusedPlan plan = plan_fused(model, "test", {ops::TileFamily::nvidia});
     ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
-    EXPECT_EQ(plan.packed_shape(KernelSlot::sample_major), PackedShape{});
     const BackendPacking b = pack_for_backend<ops::TileMmaSm80>(model, plan, "test");
     ASSERT_EQ(b.packings.size(), 1u);
-    EXPECT_EQ(b.device_api(), &b.kernel(KernelSlot::feature_major));
     const auto& layers = b.packings[0].layers;
-    const bool one_tile_input = plan.policy.one_tile_first_layer && widths[0] <= 16;
-    for (std::size_t l = 0; l < layers.size(); ++l) EXPECT_EQ(layers[l].in_tiles, l == 0 && one_tile_input ? 1 : plan.width_tiles) << "layer " << l;
+    for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major}) {
+      SCOPED_TRACE(slot == KernelSlot::sample_major ? "sample-major kernel" : "feature-major kernel");
+      EXPECT_EQ(plan.packed_shape(slot), PackedShape{});
+      EXPECT_EQ(b.device_api(), &b.kernel(slot));
+      const bool one_tile = one_tile_input(plan, slot, model);
+      for (std::size_t l = 0; l < layers.size(); ++l) EXPECT_EQ(layers[l].in_tiles, l == 0 && one_tile ? 1 : plan.width_tiles) << "layer " << l;
+    }
   }
 }
 
