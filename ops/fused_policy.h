@@ -108,10 +108,10 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // kernel: ptxas then gave it 96 registers instead of 128, and it ran 26-35% slower on 3-128x8-1.
       // The 80-wide kernels are bound to 3 blocks per multiprocessor: left to itself, ptxas gave them 72
       // registers and spills (32,768 local-memory requests per 2^16-sample call of 32-80x4-8 sample-major);
-      // bound, 94 registers sample-major and 112 feature-major, no spills. On an H200, seven 80-wide
-      // networks: sample-major +1% to +24% at 2^22, +23% to +49% at 2^16; feature-major +34% at 2^16 and
-      // +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there, 96 registers: +20%,
-      // +25% and -2% to 0%, as good where renderers call, 2^14-2^18).
+      // bound, 94 registers sample-major and 112 feature-major, no spills. On an H200, six 80-wide
+      // networks: sample-major +1% to +24% at 2^22, +23% to +49% at 2^16; feature-major, seven networks:
+      // +34% at 2^16 and +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there,
+      // 96 registers: +20% at 2^16, +25% at 2^14, -2% to 0% from 2^18 up).
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
