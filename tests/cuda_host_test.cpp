@@ -110,8 +110,9 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
         const std::string name = "mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm");
         const auto entry = entries.find(name);
         ASSERT_NE(entry, entries.end()) << name;
-        const std::size_t at = entry->second.find(".minnctapersm ");
-        const int bound = at == std::string::npos ? 0 : std::stoi(entry->second.substr(at + 14));
+        const std::string directive = ".minnctapersm ";
+        const std::size_t at = entry->second.find(directive);
+        const int bound = at == std::string::npos ? 0 : std::stoi(entry->second.substr(at + directive.size()));
         EXPECT_EQ(bound, min_blocks) << name;
       }
     }

@@ -398,8 +398,6 @@ std::string again(FusedPlan plan, const SpecializedKernel& k, Change change) {
 const auto unrolled_by_construction = [](ops::FusedPolicy& p) { p.compiler_unrolls_tiles = false; };
 const auto unbounded = [](ops::FusedPolicy& p) { p.min_blocks = 0; };
 
-// Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
-// policy has compiler_unrolls_tiles: its eighth field).
 // The policy the kernel of `source` (kernel_source) is built with, as written: the network type's first
 // for a sample-major kernel, its second for a feature-major one, its third for a large-batch twin
 // (MLPCORE_SPECIALIZED_ONLY's first and last fields).
@@ -419,6 +417,8 @@ std::string policy_field(const std::string& policy, int index) {
   return policy.substr(at, policy.find_first_of(",}", at) - at);
 }
 
+// Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
+// policy has compiler_unrolls_tiles: its eighth field).
 RecordingCompiler declines_to_unroll() {
   return RecordingCompiler([](const std::string& source, CompiledCode& c) {
     c.local_arrays = policy_field(own_policy(source), 7) == "true";
@@ -426,12 +426,13 @@ RecordingCompiler declines_to_unroll() {
   });
 }
 
-// Spills `bytes` where the kernel bounds its registers (a policy with input prefetch whose min_blocks, its
-// fourth field, is 5) and none elsewhere.
+// Spills `bytes` where the kernel bounds its registers (a policy with input prefetch and no early weight
+// loads whose min_blocks, its fourth field, is 5) and none elsewhere.
 RecordingCompiler spills_at_the_bound(int bytes) {
   return RecordingCompiler([bytes](const std::string& source, CompiledCode& c) {
     const std::string policy = own_policy(source);
-    c.spill_bytes = policy.substr(policy.find(',')).starts_with(", false, true, 5,") ? bytes : 0;
+    const bool bound = policy_field(policy, 1) == "false" && policy_field(policy, 2) == "true" && policy_field(policy, 3) == "5";
+    c.spill_bytes = bound ? bytes : 0;
     c.reports_spills = true;
   });
 }
