@@ -1,8 +1,18 @@
-"""The networks the benchmarks build: 'a-bxc-d' is a inputs, c hidden layers of width b (ReLU), d outputs (none);
-'a-b-c-...-z' names every width (a inputs, hidden layers b, c, ..., z outputs)."""
+"""The networks the benchmarks build: 'a-bxc-d' is a inputs, c hidden layers of width b (ReLU, or the
+activation --activation names), d outputs (none); 'a-b-c-...-z' names every width (a inputs, hidden layers
+b, c, ..., z outputs)."""
 import argparse
+import os
+import sys
 
 from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
+from mlpcore_export import Sine  # noqa: E402
+
+# The hidden layers' activation modules by name (models/FORMAT.md's names).
+ACTIVATIONS = {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh,
+               "softplus": nn.Softplus, "silu": nn.SiLU, "sine": Sine}
 
 
 def parse_network(name):
@@ -21,12 +31,13 @@ def parse_network(name):
                                          "or every width, e.g. 32-128-64-32-1")
 
 
-def make_net(inp, width, hidden, out):
-    """ReLU hidden layers of `width` (one width, or a list of each layer's), a linear output."""
+def make_net(inp, width, hidden, out, activation="relu"):
+    """Hidden layers of `width` (one width, or a list of each layer's) with `activation` (ACTIVATIONS), a
+    linear output."""
     widths = width if isinstance(width, list) else [width] * hidden
     layers, prev = [], inp
     for w in widths:
-        layers += [nn.Linear(prev, w), nn.ReLU()]
+        layers += [nn.Linear(prev, w), ACTIVATIONS[activation]()]
         prev = w
     layers.append(nn.Linear(prev, out))
     return nn.Sequential(*layers).eval()

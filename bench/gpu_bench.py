@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
 from mlpcore_export import export  # noqa: E402
-from bench_networks import make_net, parse_network  # noqa: E402
+from bench_networks import ACTIVATIONS, make_net, parse_network  # noqa: E402
 
 NETWORKS = [parse_network(n) for n in ("32-64x4-16", "32-128x4-16", "16-64x2-4", "3-64x4-1")]
 
@@ -86,15 +86,20 @@ def library_comparison_args(description):
     ap.add_argument("--build-both-layouts", action="store_true",
                     help="build each network for both layouts (`mlpcore --layouts both`), not only --layout's")
     ap.add_argument("--rounds", type=int, default=3)
+    add_activation_arg(ap)
     return ap
 
 
-def exported(network, folder):
-    """A PyTorch network of `network`'s shape (parse_network) with random weights, and the safetensors file
-    in `folder` it is exported to."""
+def add_activation_arg(parser):
+    parser.add_argument("--activation", choices=list(ACTIVATIONS), default="relu", help="the hidden layers' activation (default: relu)")
+
+
+def exported(network, folder, activation="relu"):
+    """A PyTorch network of `network`'s shape (parse_network) and hidden `activation` with random weights,
+    and the safetensors file in `folder` it is exported to."""
     name, inp, width, hidden, out = network
-    model = make_net(inp, width, hidden, out).eval()
-    path = os.path.join(folder, name + ".safetensors")
+    model = make_net(inp, width, hidden, out, activation).eval()
+    path = os.path.join(folder, f"{name}-{activation}.safetensors")
     export(model, path)
     return model, path
 
@@ -174,6 +179,7 @@ def main():
                    help="mlpcore's input and output arrays: [batch, dim] (sample_major) or [dim, batch] (feature_major)")
     p.add_argument("--networks", type=lambda v: [parse_network(n) for n in v.split(",")], default=NETWORKS,
                    help="comma-separated shapes such as 32-64x4-16,24-100x3-8 (default: the four benchmark networks)")
+    add_activation_arg(p)
     args = p.parse_args()
     torch.manual_seed(0)
     lib = load_lib(args.lib)
@@ -189,7 +195,7 @@ def main():
     tmp = tempfile.mkdtemp()
     for network in args.networks:
         name, inp, width, hidden, out = network
-        model, path = exported(network, tmp)
+        model, path = exported(network, tmp, args.activation)
         model = model.to(dev)
         cache = tempfile.mkdtemp()
         for b in args.backends:  # how long building a network takes: compiling, then from the cache
@@ -198,7 +204,7 @@ def main():
             print(f"{name} {b}: {cold.kernel}; built in {cold.seconds:.3f} s, {warm.seconds * 1e3:.1f} ms from the cache", flush=True)
         nets = {b: Mlpcore(lib, path, b, cache, args.layout) for b in args.backends}
         laid_out = lambda t: arranged(t, args.layout)  # [batch, dim] as the calls take it
-        model16 = make_net(inp, width, hidden, out).to(dev).half().eval()
+        model16 = make_net(inp, width, hidden, out, args.activation).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs, below and from 2^20 samples (from there feature-major
         # calls may take kernels of their own, FusedPlan::large_batch), batches whose rows keep 16-byte

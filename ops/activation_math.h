@@ -7,6 +7,7 @@
 #include "mlpcore/activation_kind.h"
 #include "ops/arch_config.h"
 #include "ops/host_device.h"
+#include "ops/std_subset.h"
 
 namespace mlpcore::ops {
 
@@ -85,6 +86,32 @@ MLPCORE_HOST_DEVICE inline T activate(ActivationKind kind, T param, T x) {
     case ActivationKind::silu: return Math::divide(x, T(1) + Math::exp(-x));
   }
   return x;
+}
+
+// Whether an activation is a compare and a select of its input (none, ReLU, leaky ReLU).
+MLPCORE_HOST_DEVICE constexpr bool compares_and_selects(ActivationKind kind) {
+  return kind == ActivationKind::none || kind == ActivationKind::relu || kind == ActivationKind::leaky_relu;
+}
+
+// An activation as a compile-time constant; it converts to its ActivationKind.
+template <ActivationKind K>
+using ActivationConstant = stdx::integral_constant<ActivationKind, K>;
+
+// f(ActivationConstant<kind>{}): code written once for a run-time kind, compiled once per activation, so
+// that the kind is tested once per call rather than once per value.
+template <class F>
+MLPCORE_HOST_DEVICE void with_activation(ActivationKind kind, F&& f) {
+  switch (kind) {
+    case ActivationKind::none: return f(ActivationConstant<ActivationKind::none>{});
+    case ActivationKind::relu: return f(ActivationConstant<ActivationKind::relu>{});
+    case ActivationKind::leaky_relu: return f(ActivationConstant<ActivationKind::leaky_relu>{});
+    case ActivationKind::sigmoid: return f(ActivationConstant<ActivationKind::sigmoid>{});
+    case ActivationKind::tanh: return f(ActivationConstant<ActivationKind::tanh>{});
+    case ActivationKind::softplus: return f(ActivationConstant<ActivationKind::softplus>{});
+    case ActivationKind::exponential: return f(ActivationConstant<ActivationKind::exponential>{});
+    case ActivationKind::sine: return f(ActivationConstant<ActivationKind::sine>{});
+    case ActivationKind::silu: return f(ActivationConstant<ActivationKind::silu>{});
+  }
 }
 
 }  // namespace mlpcore::ops

@@ -64,9 +64,21 @@ MLPCORE_DEVICE typename Tile::AccFrag load_packed_bias(const acc_elem_t<Tile>* l
 }
 
 template <class Tile>
+MLPCORE_DEVICE void activate_values(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
+  for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
+}
+
+// The activation of a tile's values: a kind known only at run time tested per value, or (PerTile) once for
+// the tile, each activation's code compiled on its own (with_activation).
+template <class Tile, bool PerTile = false>
 MLPCORE_DEVICE void activate_tile(typename Tile::AccFrag& acc, ActivationKind kind, float param) {
   if (kind == ActivationKind::none) return;
-  for (int i = 0; i < Tile::kAcc; ++i) acc[i] = static_cast<acc_elem_t<Tile>>(activate<float, GpuMath>(kind, param, static_cast<float>(acc[i])));
+  if constexpr (PerTile)
+    with_activation(kind, [&](auto k) {
+      if constexpr (decltype(k)::value != ActivationKind::none) activate_values<Tile>(acc, k, param);
+    });
+  else
+    activate_values<Tile>(acc, kind, param);
 }
 
 // float16 accumulators are float16 values too: they are checked as the matrix instructions leave them,
@@ -100,19 +112,31 @@ MLPCORE_DEVICE bool packing_applies(ActivationKind kind) {
 }
 
 // A hidden layer's output tile, activated, as the next layer's input, seen by the float16 range check.
-template <class Tile>
+template <class Tile, bool PerTile>
 MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kind, float param, Float16Range& range) {
   see_float16_sums<Tile>(acc, range);
-  if (!packing_applies<Tile>(kind)) activate_tile<Tile>(acc, kind, param);
+  if (!packing_applies<Tile>(kind)) activate_tile<Tile, PerTile>(acc, kind, param);
   return pack_activated<Tile>(acc, kind, range);
 }
 
-// Which activation a layer applies: the one its descriptor names, or one compiled in.
+// Which activation a layer applies: the one its descriptor names, or one compiled in; with kPerTile a kind
+// read at run time is tested once per tile rather than per value (activate_tile).
 struct RuntimeActivations {
+  static constexpr bool kPerTile = false;
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
+};
+// For networks with a hidden activation beyond a compare and a select, on NVIDIA (FusedPlan::activations_per_tile,
+// runtime_activations_per_tile): tested
+// per value, each value's test covers the nine kinds (NVVM keeps activate's switch on every value), and
+// on an H200 SiLU, sine, softplus and tanh networks ran 1.5-3.2 times slower (docs/benchmarks.md, "Stop
+// 45"). ReLU networks keep RuntimeActivations: with the per-tile code in their kernel, though they never
+// run it, they ran up to 22% slower.
+struct RuntimeActivationsPerTile : RuntimeActivations {
+  static constexpr bool kPerTile = true;
 };
 template <ActivationKind Kind>
 struct FixedActivation {
+  static constexpr bool kPerTile = false;
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool) { return Kind; }
 };
 
@@ -372,12 +396,12 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       MLPCORE_UNROLL
       for (int s = 0; s < S; ++s) {
         see_float16_sums<Tile>(acc[s], range);
-        activate_tile<Tile>(acc[s], Activations::of(d, last), d.param);
+        activate_tile<Tile, Activations::kPerTile>(acc[s], Activations::of(d, last), d.param);
       }
       store_output<Tile, L>(acc, mt, output, net.output_dim, b);
     } else if constexpr (FeedsNextLayer<Tile>) {
       MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile>(acc[s], Activations::of(d, last), d.param, range);
+      for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile, Activations::kPerTile>(acc[s], Activations::of(d, last), d.param, range);
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
@@ -552,9 +576,10 @@ constexpr FusedPolicy runtime_shape_policy() {
 // first layer on that tile, W matrix instructions per sample tile rather than W x W (the host packs it so,
 // FusedPlan::packed_shape). What a network runs
 // where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
-// activation. (With every layer's K and output tiles bounded at run time instead, the kernel before this
+// activation, with a twin per width whose Activations test each layer's once per tile
+// (RuntimeActivationsPerTile). (With every layer's K and output tiles bounded at run time instead, the kernel before this
 // one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
-template <class Tile, int W, class Io, IoLayout L = IoLayout::sample_major>
+template <class Tile, int W, class Activations = RuntimeActivations, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
@@ -572,15 +597,15 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
       typename Tile::BFrag first[1][S];
       load_input<Tile, L, Prefetch::kStagesEveryBlock>(first, 1, in.rows, net.input_dim, in.block, range);
       prefetch.fetch(next);
-      dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[0], 1, W, false, first, act, output, b, range);
+      dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[0], 1, W, false, first, act, output, b, range);
       l = 1;
     } else {
       load_input<Tile, L, Prefetch::kStagesEveryBlock, true>(act, input_tiles, in.rows, net.input_dim, in.block, range);
       prefetch.fetch(next);
     }
     for (; l < last; ++l)
-      dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[l], W, W, false, act, act, output, b, range);
-    dense_layer<Tile, RuntimeActivations, kPolicy, L>(net, net.layers[last], W, net.layers[last].out_tiles, true, act, act, output, b, range);
+      dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[l], W, W, false, act, act, output, b, range);
+    dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[last], W, net.layers[last].out_tiles, true, act, act, output, b, range);
   });
   range.report(net.range_flag);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/activation_math.h"
+#include "tests/test_util.h"
 
 namespace mlpcore::ops {
 namespace {
@@ -22,6 +23,19 @@ TEST(GpuMath, SineReducesLargeArgumentsAccurately) {
   }
   EXPECT_LE(worst, 2e-6);
   std::cout << "worst |sin(reduce_2pi(x)) - sin(x)| for |x| <= 1e4: " << worst << "\n";
+}
+
+// with_activation hands each kind to its callback once, as the compile-time constant of that kind (the
+// run-time-shaped kernels' per-tile twins compile each activation's code from it).
+TEST(WithActivation, CallsOnceWithTheKindAsAConstant) {
+  for (const ActivationKind kind : test::all_activation_kinds()) {
+    int calls = 0;
+    with_activation(kind, [&](auto constant) {
+      ++calls;
+      EXPECT_EQ(decltype(constant)::value, kind);
+    });
+    EXPECT_EQ(calls, 1) << static_cast<int>(kind);
+  }
 }
 
 }  // namespace

@@ -185,6 +185,26 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
 }
 
+// A run-time-shaped NVIDIA plan takes the twin that tests activations once per tile (mlpcore_mlp_w<W>_act)
+// where a hidden layer's activation is more than a compare and a select; none, ReLU and leaky ReLU hidden
+// layers keep the kernel that tests them per value, whatever the output layer's activation.
+TEST(FusedPlan, HiddenActivationsBeyondACompareAndSelectTakeThePerTileTwin) {
+  std::mt19937 rng(5);
+  for (const ActivationKind hidden : test::all_activation_kinds())
+    for (const ActivationKind last : {ActivationKind::none, ActivationKind::sigmoid}) {
+      const Model m = test::random_model(rng, {3, 64, 40, 2}, {Activation::make(ActivationKind::relu), Activation::make(hidden), Activation::make(last)});
+      const FusedPlan p = plan_fused(m, "t", {ops::TileFamily::nvidia});
+      const bool per_tile = !(hidden == ActivationKind::none || hidden == ActivationKind::relu || hidden == ActivationKind::leaky_relu);
+      SCOPED_TRACE(static_cast<int>(hidden));
+      EXPECT_EQ(p.activations_per_tile, per_tile);
+      EXPECT_EQ(p.kernel_name(), per_tile ? "mlpcore_mlp_w4_act" : "mlpcore_mlp_w4");
+      EXPECT_EQ(p.describe(), per_tile ? "run-time-shaped, 64 wide, activations tested per tile, for 3-64-40-2" : "run-time-shaped, 64 wide, for 3-64-40-2");
+      EXPECT_FALSE(plan_fused(m, "t", {ops::TileFamily::nvidia, true}).activations_per_tile) << "only run-time-shaped plans";
+      for (const auto amd : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+        EXPECT_EQ(plan_fused(m, "t", {amd}).kernel_name(), "mlpcore_mlp_w4") << "AMD's kernels have no twins";
+    }
+}
+
 // NVIDIA kernels specialized up to 32 wide with at most 2 input tiles and 16 matrix tiles per 16 samples
 // have feature-major twins for large batches with four sample tiles (ops/fused_policy.h,
 // large_batch_policy), for float32 I/O too up to 8 outputs; the kernels themselves keep two, and no other

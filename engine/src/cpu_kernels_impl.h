@@ -36,11 +36,8 @@ struct Math {
   static float divide(float a, float b) { return a / b; }
 };
 
-// Activations that are a compare and a select run on whole vectors (the formulas of ops::activate);
-// the others element by element through ops::activate.
-constexpr bool vector_activation(ActivationKind k) {
-  return k == ActivationKind::none || k == ActivationKind::relu || k == ActivationKind::leaky_relu;
-}
+// Activations that are a compare and a select (ops::compares_and_selects) run on whole vectors (the
+// formulas of ops::activate); the others element by element through ops::activate.
 
 template <ActivationKind K>
 Vec activate(Vec x, float param) {
@@ -87,17 +84,7 @@ void dense(const PackedCpuLayer& l, const float* x, float* y, std::size_t rows) 
 }
 
 void dense(const PackedCpuLayer& l, const float* x, float* y, std::size_t rows) {
-  switch (l.activation.kind) {
-    case ActivationKind::none: return dense<ActivationKind::none>(l, x, y, rows);
-    case ActivationKind::relu: return dense<ActivationKind::relu>(l, x, y, rows);
-    case ActivationKind::leaky_relu: return dense<ActivationKind::leaky_relu>(l, x, y, rows);
-    case ActivationKind::sigmoid: return dense<ActivationKind::sigmoid>(l, x, y, rows);
-    case ActivationKind::tanh: return dense<ActivationKind::tanh>(l, x, y, rows);
-    case ActivationKind::softplus: return dense<ActivationKind::softplus>(l, x, y, rows);
-    case ActivationKind::exponential: return dense<ActivationKind::exponential>(l, x, y, rows);
-    case ActivationKind::sine: return dense<ActivationKind::sine>(l, x, y, rows);
-    case ActivationKind::silu: return dense<ActivationKind::silu>(l, x, y, rows);
-  }
+  ops::with_activation(l.activation.kind, [&](auto kind) { dense<decltype(kind)::value>(l, x, y, rows); });
 }
 
 }  // namespace

@@ -44,11 +44,14 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
     case KernelKind::runtime_shaped:
       if constexpr (std::is_same_v<ops::acc_elem_t<Tile>, float>) {  // (they accumulate in float32 only)
         EmulatedKernel k;
+        const auto kernel = [&](auto width, auto activations) {
+          return emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+            ops::mlp_forward<Tile, decltype(width)::value, decltype(activations)>(view, in, o, n, layout);
+          });
+        };
         static_for_widths([&](auto width) {
           if (decltype(width)::value == plan.width_tiles)
-            k = emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-              ops::mlp_forward<Tile, decltype(width)::value>(view, in, o, n, layout);
-            });
+            k = plan.activations_per_tile ? kernel(width, ops::RuntimeActivationsPerTile{}) : kernel(width, ops::RuntimeActivations{});
         });
         return k;
       }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "mlpcore/error.h"
+#include "ops/activation_math.h"
 #include "ops/fused_shapes.h"
 #include "ops/mlp_network.h"
 
@@ -81,6 +82,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.fixed_index = compiled_in_index(p);
   p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
   if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;
+  p.activations_per_tile = p.kind == KernelKind::runtime_shaped && ops::runtime_activations_per_tile(p.family) &&
+                           std::any_of(p.activations.begin(), p.activations.end() - 1, [](ActivationKind k) { return !ops::compares_and_selects(k); });
   if (p.kind == KernelKind::specialized) p.layouts = request.layouts;
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).
@@ -173,7 +176,7 @@ PackedShape FusedPlan::packed_shape(KernelSlot slot) const {
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";
   switch (kind) {
-    case KernelKind::runtime_shaped: return "mlpcore_mlp_w" + std::to_string(width_tiles);
+    case KernelKind::runtime_shaped: return "mlpcore_mlp_w" + std::to_string(width_tiles) + (activations_per_tile ? "_act" : "");
     case KernelKind::compiled_in: return "mlpcore_mlp_fixed_" + std::to_string(fixed_index) + acc;
     case KernelKind::specialized: return "mlpcore_mlp_specialized";  // its module holds this model's kernels only
   }
@@ -183,7 +186,9 @@ std::string FusedPlan::kernel_name() const {
 std::string FusedPlan::describe() const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
   switch (kind) {
-    case KernelKind::runtime_shaped: return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide, for " + shape;
+    case KernelKind::runtime_shaped:
+      return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + (activations_per_tile ? ", activations tested per tile" : "") + ", for " +
+             shape;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
