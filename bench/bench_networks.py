@@ -1,6 +1,6 @@
 """The networks the benchmarks build: 'a-bxc-d' is a inputs, c hidden layers of width b (ReLU, or the
-activation --activation names), d outputs (none); 'a-b-c-...-z' names every width (a inputs, hidden layers
-b, c, ..., z outputs)."""
+activation --activation names), d outputs (none, or --output-activation's); 'a-b-c-...-z' names every width
+(a inputs, hidden layers b, c, ..., z outputs)."""
 import argparse
 import os
 import sys
@@ -31,13 +31,15 @@ def parse_network(name):
                                          "or every width, e.g. 32-128-64-32-1")
 
 
-def make_net(inp, width, hidden, out, activation="relu"):
-    """Hidden layers of `width` (one width, or a list of each layer's) with `activation` (ACTIVATIONS), a
-    linear output."""
+def make_net(inp, width, hidden, out, activation="relu", output_activation="none"):
+    """Hidden layers of `width` (one width, or a list of each layer's) with `activation` (ACTIVATIONS), an
+    output layer with `output_activation` (ACTIVATIONS, or none: linear)."""
     widths = width if isinstance(width, list) else [width] * hidden
     layers, prev = [], inp
     for w in widths:
         layers += [nn.Linear(prev, w), ACTIVATIONS[activation]()]
         prev = w
     layers.append(nn.Linear(prev, out))
+    if output_activation != "none":
+        layers.append(ACTIVATIONS[output_activation]())
     return nn.Sequential(*layers).eval()

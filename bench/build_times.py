@@ -22,7 +22,7 @@ def main():
     libs = [(p, gb.load_lib(p)) for p in args.libs]
     tmp = tempfile.mkdtemp()
     for network in args.networks:
-        name, path = network[0], gb.exported(network, tmp, args.activation)[1]
+        name, path = network[0], gb.exported(network, tmp, args.activation, args.output_activation)[1]
         for backend in args.backends.split(","):
             seconds, kernel = {p: [] for p, _ in libs}, {}
             for r in range(args.rounds):

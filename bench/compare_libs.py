@@ -38,7 +38,7 @@ def main():
     for backend in args.backends.split(","):
         for network in args.networks:
             name, inp, _, _, out = network
-            model, path = gb.exported(network, tmp, args.activation)
+            model, path = gb.exported(network, tmp, args.activation, args.output_activation)
             model = model.to(dev)
             nets = [(p, gb.Mlpcore(lib, path, backend, cache, args.layout, args.build_both_layouts)) for p, lib, cache in libs]
             for batch in [2 ** b for b in args.batch_log2] + args.batches:

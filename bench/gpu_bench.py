@@ -92,14 +92,16 @@ def library_comparison_args(description):
 
 def add_activation_arg(parser):
     parser.add_argument("--activation", choices=list(ACTIVATIONS), default="relu", help="the hidden layers' activation (default: relu)")
+    parser.add_argument("--output-activation", choices=["none"] + list(ACTIVATIONS), default="none",
+                        help="the output layer's activation (default: none)")
 
 
-def exported(network, folder, activation="relu"):
-    """A PyTorch network of `network`'s shape (parse_network) and hidden `activation` with random weights,
-    and the safetensors file in `folder` it is exported to."""
+def exported(network, folder, activation="relu", output_activation="none"):
+    """A PyTorch network of `network`'s shape (parse_network), hidden `activation` and `output_activation`
+    with random weights, and the safetensors file in `folder` it is exported to."""
     name, inp, width, hidden, out = network
-    model = make_net(inp, width, hidden, out, activation).eval()
-    path = os.path.join(folder, f"{name}-{activation}.safetensors")
+    model = make_net(inp, width, hidden, out, activation, output_activation).eval()
+    path = os.path.join(folder, f"{name}-{activation}-{output_activation}.safetensors")
     export(model, path)
     return model, path
 
@@ -195,7 +197,7 @@ def main():
     tmp = tempfile.mkdtemp()
     for network in args.networks:
         name, inp, width, hidden, out = network
-        model, path = exported(network, tmp, args.activation)
+        model, path = exported(network, tmp, args.activation, args.output_activation)
         model = model.to(dev)
         cache = tempfile.mkdtemp()
         for b in args.backends:  # how long building a network takes: compiling, then from the cache
@@ -204,7 +206,7 @@ def main():
             print(f"{name} {b}: {cold.kernel}; built in {cold.seconds:.3f} s, {warm.seconds * 1e3:.1f} ms from the cache", flush=True)
         nets = {b: Mlpcore(lib, path, b, cache, args.layout) for b in args.backends}
         laid_out = lambda t: arranged(t, args.layout)  # [batch, dim] as the calls take it
-        model16 = make_net(inp, width, hidden, out, args.activation).to(dev).half().eval()
+        model16 = make_net(inp, width, hidden, out, args.activation, args.output_activation).to(dev).half().eval()
         model16.load_state_dict({k: v.half() for k, v in model.state_dict().items()})
         # correctness first, on fresh random inputs, below and from 2^20 samples (from there feature-major
         # calls may take kernels of their own, FusedPlan::large_batch), batches whose rows keep 16-byte

@@ -119,6 +119,13 @@ MLPCORE_DEVICE auto activate_to_b(typename Tile::AccFrag acc, ActivationKind kin
   return pack_activated<Tile>(acc, kind, range);
 }
 
+// A descriptor's value as the policy reads it: warp-uniform where it says so (uniform_descriptors).
+template <FusedPolicy kPolicy>
+MLPCORE_DEVICE unsigned descriptor_value(unsigned v) {
+  if constexpr (kPolicy.uniform_descriptors) return warp_uniform(v);
+  return v;
+}
+
 // Which activation a layer applies: the one its descriptor names, or one compiled in; with kPerTile a kind
 // read at run time is tested once per tile rather than per value (activate_tile).
 struct RuntimeActivations {
@@ -359,6 +366,16 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
                                 Float16Range& range) {
   const half_t* w = net.weights + d.weight_offset;
   const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
+  // With uniform_descriptors the layer's activation is made warp-uniform once, before its tiles; else
+  // each tile reads it where it applies it (hoisted, the 80-128-wide kernels' code moved: 6 more registers).
+  [[maybe_unused]] ActivationKind uniform_kind{};
+  if constexpr (kPolicy.uniform_descriptors) uniform_kind = static_cast<ActivationKind>(warp_uniform(static_cast<unsigned>(Activations::of(d, last))));
+  const auto kind = [&] {
+    if constexpr (kPolicy.uniform_descriptors)
+      return uniform_kind;
+    else
+      return Activations::of(d, last);
+  };
   constexpr bool Prefetch = kPolicy.prefetch_weights;
   OutFrag next[Tiles][S];
   // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
@@ -396,12 +413,12 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       MLPCORE_UNROLL
       for (int s = 0; s < S; ++s) {
         see_float16_sums<Tile>(acc[s], range);
-        activate_tile<Tile, Activations::kPerTile>(acc[s], Activations::of(d, last), d.param);
+        activate_tile<Tile, Activations::kPerTile>(acc[s], kind(), d.param);
       }
       store_output<Tile, L>(acc, mt, output, net.output_dim, b);
     } else if constexpr (FeedsNextLayer<Tile>) {
       MLPCORE_UNROLL
-      for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile, Activations::kPerTile>(acc[s], Activations::of(d, last), d.param, range);
+      for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile, Activations::kPerTile>(acc[s], kind(), d.param, range);
     }
     // Without this the scheduler hoists later tiles' weight loads and a 128-wide RDNA3 layer spills.
     schedule_barrier();
@@ -605,7 +622,8 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
     }
     for (; l < last; ++l)
       dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[l], W, W, false, act, act, output, b, range);
-    dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[last], W, net.layers[last].out_tiles, true, act, act, output, b, range);
+    const int out_tiles = static_cast<int>(descriptor_value<kPolicy>(net.layers[last].out_tiles));
+    dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[last], W, out_tiles, true, act, act, output, b, range);
   });
   range.report(net.range_flag);
 }

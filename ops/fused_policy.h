@@ -43,7 +43,8 @@ struct FusedShape {
 // unrolled by construction (ops/fused_mlp.h, dense_layer); with one_tile_first_layer a run-time-shaped
 // kernel runs the first layer of an input of one tile with a hidden layer after it on that tile alone,
 // not padded to the kernel's width (ops::one_tile_first_layer; the host packs that layer so,
-// FusedPlan::packed_shape).
+// FusedPlan::packed_shape); with uniform_descriptors a run-time-shaped kernel reads each layer's
+// activation and the last layer's output tiles as warp-uniform values (ops::warp_uniform).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -55,6 +56,7 @@ struct FusedPolicy {
   bool loop_layers = false;
   bool compiler_unrolls_tiles = false;
   bool one_tile_first_layer = false;
+  bool uniform_descriptors = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -112,6 +114,11 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // networks: sample-major +1% to +24% at 2^22, +23% to +49% at 2^16; feature-major, seven networks:
       // +34% at 2^16 and +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there,
       // 96 registers: +20% at 2^16, +25% at 2^14, -2% to 0% from 2^18 up).
+      // Up to 64 wide they read each layer's activation as a warp-uniform value (uniform_descriptors):
+      // loaded from memory, every branch on it had a reconvergence barrier (BSSY/BSYNC, 46 of the 428
+      // instructions per 32 samples of 2-16x3-1); uniform, 22 and 408. On an H200, ReLU networks 16-64
+      // wide +3.9% feature-major, +2.3% sample-major (geometric means; 2-32x2-1 up to +11%, 32-32x2-3 up
+      // to +12%), SiLU ones +4.8%; 80-128 wide -1% to -3%, so not there.
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -128,7 +135,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
         if (shape.width_tiles > 4) return {1, false, false, shape.width_tiles == 5 ? 3 : 0, false, false, false, true, one_tile};
-        return {2, false, shape.width_tiles == 1, shape.width_tiles == 1 ? 5 : 0, false, false, false, false, one_tile};
+        return {2, false, shape.width_tiles == 1, shape.width_tiles == 1 ? 5 : 0, false, false, false, false, one_tile, true};
       }
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};

@@ -29,6 +29,7 @@ inline unsigned block_x() { return emu::block_idx().x; }
 inline unsigned block_dim_x() { return emu::block_dim().x; }
 inline unsigned grid_dim_x() { return emu::grid_dim().x; }
 inline unsigned lane_id() { return emu::lane_id(); }
+inline unsigned warp_uniform(unsigned v) { return v; }
 inline void sync_block() { emu::barrier(); }
 inline void sync_wave() { emu::wave_barrier(); }
 inline void schedule_barrier() {}
@@ -66,6 +67,9 @@ MLPCORE_DEVICE unsigned grid_dim_x() { return gridDim.x; }
 MLPCORE_DEVICE void sync_block() { __syncthreads(); }
 #if defined(__HIP__)
 MLPCORE_DEVICE unsigned lane_id() { return __lane_id(); }
+// The value every lane of the wave holds (the caller's contract), known to the compiler to be so. On AMD
+// as given (no AMD policy asks for it: FusedPolicy::uniform_descriptors).
+MLPCORE_DEVICE unsigned warp_uniform(unsigned v) { return v; }
 // Orders this wave's LDS writes before its lanes read each other's.
 MLPCORE_DEVICE void sync_wave() {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
@@ -84,6 +88,13 @@ MLPCORE_DEVICE void schedule_barrier() { __builtin_amdgcn_sched_barrier(0); }
 [[noreturn]] __device__ inline void abort_kernel(const char*) { __builtin_trap(); }
 #else
 MLPCORE_DEVICE unsigned lane_id() { return threadIdx.x % 32; }
+// The value every lane of the warp holds (the caller's contract), in a uniform register: branches on it
+// then need no reconvergence barriers (BSSY/BSYNC), which a value loaded from memory gets around each one.
+MLPCORE_DEVICE unsigned warp_uniform(unsigned v) {
+  unsigned u;
+  asm("redux.sync.min.u32 %0, %1, 0xffffffff;" : "=r"(u) : "r"(v));
+  return u;
+}
 MLPCORE_DEVICE void sync_wave() { __syncwarp(); }
 MLPCORE_DEVICE void schedule_barrier() {}
 [[noreturn]] __device__ inline void trap(const char* why) {

@@ -662,6 +662,46 @@ TEST_P(FusedBackend, EnqueuedCallsRecordValuesLeavingFloat16) {
   EXPECT_FALSE(net.enqueued_out_of_range());
 }
 
+// CUDA device memory is mapped in the process without host access: the host backends refuse it,
+// naming the buffer, instead of crashing.
+TEST(GpuBackends, HostBackendsRefuseCudaDeviceMemory) {
+  const detail::CudaDriver driver;
+  int devices = 0;
+  if (!driver.loaded() || driver.try_init() != 0 || driver.try_device_count(devices) != 0 || devices == 0) GTEST_SKIP() << "no CUDA device";
+  const detail::CudaOnDevice gpu(driver, 0);
+  const Model m = sum_then_thousandth(ActivationKind::relu);
+  void* d_in = gpu.malloc(40 * m.input_dim() * sizeof(float));
+  void* d_out = gpu.malloc(40 * m.output_dim() * sizeof(float));
+  const std::vector<float> in(40 * m.input_dim(), 1.0f);
+  std::vector<float> out(40 * m.output_dim(), NAN);
+  for (const char* backend : {"cpu", "emu-nvidia"}) {
+    const Network net(m, backend);
+    for (const bool enqueue : {false, true}) {
+      const auto call = [&](const void* input, void* output) {
+        const auto* i = static_cast<const float*>(input);
+        auto* o = static_cast<float*>(output);
+        enqueue ? net.enqueue(i, o, 40) : net.infer(i, o, 40);
+      };
+      const std::string name = std::string(backend) + (enqueue ? ": enqueue" : ": infer");
+      try {
+        call(d_in, out.data());
+        ADD_FAILURE() << name << " took a device input";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("input: is not host memory this process can read"), std::string::npos) << e.what();
+      }
+      try {
+        call(in.data(), d_out);
+        ADD_FAILURE() << name << " took a device output";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("output: is not host memory this process can write"), std::string::npos) << e.what();
+      }
+    }
+  }
+  for (const float v : out) EXPECT_TRUE(std::isnan(v)) << "a refused call wrote its output";
+  gpu.free(d_in);
+  gpu.free(d_out);
+}
+
 // A large batch against the CPU backend (the float64 reference is too slow for 2^20 samples).
 TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
   std::mt19937 rng(seed(9));

@@ -185,6 +185,23 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
 }
 
+// Reading a descriptor as a warp-uniform value (ops::warp_uniform) is for kernels that read their layers
+// from descriptors, the run-time-shaped ones: a fixed shape's activations are constants, which the
+// instruction would keep from folding. NVIDIA's kernels up to 4 tiles wide take it.
+TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
+  for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    for (int w = 1; w <= 8; ++w)
+      for (const bool sample_major : {true, false}) {
+        for (const auto known : {ops::ShapeKnown::bounds, ops::ShapeKnown::tiles, ops::ShapeKnown::exact})
+          for (const int in : {1, w})
+            for (const int out : {1, w})
+              EXPECT_FALSE(ops::fused_policy(family, {in, w, out, known, sample_major}).uniform_descriptors) << w << " tiles wide";
+        EXPECT_EQ(ops::fused_policy(family, {w, w, w, ops::ShapeKnown::widest, sample_major}).uniform_descriptors,
+                  family == ops::TileFamily::nvidia && w <= 4)
+            << w << " tiles wide";
+      }
+}
+
 // A run-time-shaped NVIDIA plan takes the twin that tests activations once per tile (mlpcore_mlp_w<W>_act)
 // where a hidden layer's activation is more than a compare and a select; none, ReLU and leaky ReLU hidden
 // layers keep the kernel that tests them per value, whatever the output layer's activation.

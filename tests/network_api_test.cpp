@@ -1,5 +1,11 @@
 // The engine API: backend listing and selection, and argument checking on infer.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"
@@ -83,6 +89,55 @@ TEST(NetworkApi, EnqueueOnAHostBackendRunsBeforeReturning) {
     const auto ref = test::naive_forward(m, in, 2);
     for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(out[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << backend;
     expect_error(ErrorCode::invalid_argument, "enqueue: batch", [&] { net.enqueue(in.data(), out.data(), 0); });
+  }
+}
+
+// Pages the host cannot read (as a GPU's device memory is mapped in a process) or write: host backends
+// refuse buffers there, naming them, instead of crashing, and touch nothing of the call.
+class HostPages {
+ public:
+  HostPages() {
+    base_ = static_cast<char*>(::mmap(nullptr, 3 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (base_ == MAP_FAILED) throw std::runtime_error("mmap failed");
+    ::mprotect(base_ + page_, page_, PROT_READ);
+    ::mprotect(base_ + 2 * page_, page_, PROT_NONE);
+  }
+  ~HostPages() { ::munmap(base_, 3 * page_); }
+  HostPages(const HostPages&) = delete;
+  HostPages& operator=(const HostPages&) = delete;
+
+  float* writable_end(std::size_t floats) const { return reinterpret_cast<float*>(base_ + page_) - floats; }
+  float* read_only() const { return reinterpret_cast<float*>(base_ + page_); }
+  float* no_access() const { return reinterpret_cast<float*>(base_ + 2 * page_); }
+
+ private:
+  std::size_t page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  char* base_;
+};
+
+TEST(NetworkApi, HostBackendsRefuseBuffersTheHostCannotReach) {
+  const Model m = small_model();
+  const HostPages pages;
+  const std::vector<float> in = {0.5f, -0.25f, 1.0f, 0.0f, 0.1f, -0.9f};
+  for (const char* backend : {"cpu", "emu-nvidia"}) {
+    const Network net(m, backend);
+    std::vector<float> out(4, NAN);
+    expect_error(ErrorCode::invalid_argument, "infer: input: is not host memory this process can read", [&] { net.infer(pages.no_access(), out.data(), 2); });
+    expect_error(ErrorCode::invalid_argument, "enqueue: input: is not host memory this process can read", [&] { net.enqueue(pages.no_access(), out.data(), 2); });
+    // Its first sample readable, its last value past the end of the readable pages.
+    const float* straddling = pages.no_access() - 5;
+    expect_error(ErrorCode::invalid_argument, "input: is not host memory", [&] { net.infer(straddling, out.data(), 2); });
+    for (const float v : out) EXPECT_TRUE(std::isnan(v)) << backend << ": the output was written";
+    expect_error(ErrorCode::invalid_argument, "infer: output: is not host memory this process can write", [&] { net.infer(in.data(), pages.read_only(), 2); });
+    expect_error(ErrorCode::invalid_argument, "output: is not host memory this process can write", [&] { net.infer(in.data(), pages.no_access(), 2); });
+    std::uint16_t out16[4];
+    expect_error(ErrorCode::invalid_argument, "input: is not host memory", [&] { net.infer(reinterpret_cast<const std::uint16_t*>(pages.no_access()), out16, 2); });
+    // The last bytes a call may use, right before an unreadable page, are fine.
+    float* last = pages.writable_end(4);
+    std::fill(last, last + 4, NAN);
+    net.infer(in.data(), last, 2);
+    const auto ref = test::naive_forward(m, in, 2);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(last[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << backend;
   }
 }
 

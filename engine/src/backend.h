@@ -43,6 +43,9 @@ class BackendNetwork {
   virtual std::string kernel() const = 0;
   // Whether calls in `layout` run (a specialized kernel serves the layouts it was built for).
   virtual bool serves(Layout) const { return true; }
+  // Whether calls may pass buffers in GPU memory (GPU backends); the others read and write host memory,
+  // and Network checks that the host can before calling them.
+  virtual bool takes_device_memory() const { return false; }
 };
 
 struct Backend {

@@ -33,6 +33,7 @@ class CudaNetwork final : public BackendNetwork {
         net_(gpu_, packing), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
+  bool takes_device_memory() const override { return true; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   void infer(const IoBuffers& call) const override {

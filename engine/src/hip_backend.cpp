@@ -35,6 +35,7 @@ class HipNetwork final : public BackendNetwork {
         net_(gpu_, packing), description_(std::move(description)), layouts_(plan.layouts) {}
 
   std::string kernel() const override { return description_; }
+  bool takes_device_memory() const override { return true; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
 
   // Host (or device) buffers: staged through device buffers allocated for this call.

@@ -1,9 +1,11 @@
 #include "mlpcore/network.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 
 #include "engine/src/backend.h"
+#include "engine/src/host_memory.h"
 #include "mlpcore/error.h"
 
 namespace mlpcore {
@@ -86,16 +88,39 @@ std::size_t Network::output_dim() const noexcept { return output_dim_; }
 
 namespace {
 
-void check_call(const detail::BackendNetwork* impl, const void* input, const void* output, std::size_t batch, Layout layout, const char* call) {
+// A call's buffers as the backend will read them: `dim` values of `io` per sample.
+struct CallBuffer {
+  const void* data;
+  std::size_t dim;
+  detail::Io io;
+};
+
+// Host backends read and write host memory; a GPU device pointer (or an unmapped one) would crash them.
+void check_host_access(const char* call, const char* field, const CallBuffer& buffer, std::size_t batch, detail::HostAccess access) {
+  const std::size_t value_bytes = buffer.dim * detail::io_bytes(buffer.io);
+  if (batch > SIZE_MAX / value_bytes)
+    throw Error(ErrorCode::invalid_argument, call, "batch", std::to_string(batch) + " samples of " + std::to_string(buffer.dim) + " values exceed the address space");
+  if (!detail::host_can_access(buffer.data, batch * value_bytes, access))
+    throw Error(ErrorCode::invalid_argument, call, field,
+                std::string("is not host memory this process can ") + (access == detail::HostAccess::read ? "read" : "write") +
+                    " (this backend runs on the host: a GPU device pointer needs the hip or cuda backend)");
+}
+
+void check_call(const detail::BackendNetwork* impl, const CallBuffer& input, const CallBuffer& output, std::size_t batch, Layout layout,
+                const char* call) {
   if (!impl) throw Error(ErrorCode::invalid_argument, call, "", "the network was moved from");
   if (batch == 0) throw Error(ErrorCode::invalid_argument, call, "batch", "must be at least 1");
-  if (!input) throw Error(ErrorCode::invalid_argument, call, "input", "is null");
-  if (!output) throw Error(ErrorCode::invalid_argument, call, "output", "is null");
+  if (!input.data) throw Error(ErrorCode::invalid_argument, call, "input", "is null");
+  if (!output.data) throw Error(ErrorCode::invalid_argument, call, "output", "is null");
   if (layout != Layout::sample_major && layout != Layout::feature_major)
     throw Error(ErrorCode::invalid_argument, call, "layout", "is " + std::to_string(static_cast<int>(layout)) + ", not a Layout");
   if (!impl->serves(layout))
     throw Error(ErrorCode::invalid_argument, call, "layout",
                 std::string(to_string(layout)) + ": this network's specialized kernels were built without it (NetworkOptions::layouts)");
+  if (!impl->takes_device_memory()) {
+    check_host_access(call, "input", input, batch, detail::HostAccess::read);
+    check_host_access(call, "output", output, batch, detail::HostAccess::read_write);
+  }
 }
 
 }  // namespace
@@ -103,22 +128,22 @@ void check_call(const detail::BackendNetwork* impl, const void* input, const voi
 const char* to_string(Layout layout) noexcept { return layout == Layout::feature_major ? "feature_major" : "sample_major"; }
 
 void Network::infer(const float* input, float* output, std::size_t batch, Layout layout) const {
-  check_call(impl_.get(), input, output, batch, layout, "infer");
+  check_call(impl_.get(), {input, input_dim_, detail::Io::f32}, {output, output_dim_, detail::Io::f32}, batch, layout, "infer");
   impl_->infer({input, output, batch, detail::Io::f32, layout});
 }
 
 void Network::infer(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, Layout layout) const {
-  check_call(impl_.get(), input, output, batch, layout, "infer");
+  check_call(impl_.get(), {input, input_dim_, detail::Io::f16}, {output, output_dim_, detail::Io::f16}, batch, layout, "infer");
   impl_->infer({input, output, batch, detail::Io::f16, layout});
 }
 
 void Network::enqueue(const float* input, float* output, std::size_t batch, void* stream, Layout layout) const {
-  check_call(impl_.get(), input, output, batch, layout, "enqueue");
+  check_call(impl_.get(), {input, input_dim_, detail::Io::f32}, {output, output_dim_, detail::Io::f32}, batch, layout, "enqueue");
   impl_->enqueue({input, output, batch, detail::Io::f32, layout}, stream);
 }
 
 void Network::enqueue(const std::uint16_t* input, std::uint16_t* output, std::size_t batch, void* stream, Layout layout) const {
-  check_call(impl_.get(), input, output, batch, layout, "enqueue");
+  check_call(impl_.get(), {input, input_dim_, detail::Io::f16}, {output, output_dim_, detail::Io::f16}, batch, layout, "enqueue");
   impl_->enqueue({input, output, batch, detail::Io::f16, layout}, stream);
 }
 

@@ -31,7 +31,7 @@ const char* boolean(bool b) { return b ? "true" : "false"; }
 std::string policy_text(const ops::FusedPolicy& p) {
   return "mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " + boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " +
          std::to_string(p.min_blocks) + ", " + boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " +
-         boolean(p.compiler_unrolls_tiles) + ", " + boolean(p.one_tile_first_layer) + "}";
+         boolean(p.compiler_unrolls_tiles) + ", " + boolean(p.one_tile_first_layer) + ", " + boolean(p.uniform_descriptors) + "}";
 }
 
 }  // namespace

@@ -99,7 +99,9 @@ class Network {
 
   // input: [batch, input_dim] row-major float32; output: [batch, output_dim]. batch >= 1. Host memory
   // (GPU backends also accept device pointers here); returns when the output is written.
-  // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans.
+  // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans, and on host backends
+  // (cpu, emu-*) for an input the process cannot read or an output it cannot write, such as a GPU device
+  // pointer (only their first and last bytes are probed: a buffer that is too short is the caller's).
   // With Layout::feature_major, input is [input_dim, batch] and output [output_dim, batch] instead (the
   // network must serve that layout: NetworkOptions::layouts, else Error(invalid_argument)); every backend
   // reads and writes it directly. GPU backends take at most 2^32 - 64 samples per call, 2^28 feature-major
@@ -111,7 +113,8 @@ class Network {
   // For renderers that keep their data on the GPU: input and output are in the backend's memory (device
   // memory of a GPU backend, host memory of cpu and emu-*), and `stream` is the GPU stream to run on
   // (hipStream_t or cudaStream_t; nullptr: the default stream). A GPU backend enqueues the work and
-  // returns without waiting or allocating; a host backend runs it before returning.
+  // returns without waiting or allocating; a host backend runs it before returning (and refuses device
+  // pointers as infer does).
   void enqueue(const float* input, float* output, std::size_t batch, void* stream = nullptr, Layout layout = Layout::sample_major) const;
 
   // The same with float16 input and output: IEEE binary16 values as their bit patterns (reinterpret a

@@ -1,0 +1,16 @@
+#pragma once
+// Whether this process can read or write a buffer from the host: the host backends (cpu, emu-*) check
+// the buffers they are given, so that a GPU device pointer (mapped without host access) or an unmapped
+// one gets an error instead of a crash. Vendor-neutral: the kernel copies a byte through a pipe and
+// reports EFAULT where the host cannot touch it. Only a buffer's first and last bytes are probed.
+#include <cstddef>
+
+namespace mlpcore::detail {
+
+enum class HostAccess { read, read_write };
+
+// False if the first or last of `bytes` (>= 1) bytes at `p` cannot be read (for read_write: or
+// written; a written byte gets its own value back). True where the probe cannot run (no pipe).
+bool host_can_access(const void* p, std::size_t bytes, HostAccess access);
+
+}  // namespace mlpcore::detail
