@@ -115,8 +115,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // +34% at 2^16 and +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there,
       // 96 registers: +20% at 2^16, +25% at 2^14, -2% to 0% from 2^18 up).
       // Up to 64 wide they read each layer's activation as a warp-uniform value (uniform_descriptors):
-      // loaded from memory, every branch on it had a reconvergence barrier (BSSY/BSYNC, 46 of the 428
-      // instructions per 32 samples of 2-16x3-1); uniform, 22 and 408. On an H200, ReLU networks 16-64
+      // loaded from memory, every branch on it had reconvergence barriers (BSSY/BSYNC, 46 of the 428
+      // instructions per 32 samples of 2-16x3-1); uniform, 22 of 408. On an H200, ReLU networks 16-64
       // wide +3.9% feature-major, +2.3% sample-major (geometric means; 2-32x2-1 up to +11%, 32-32x2-3 up
       // to +12%), SiLU ones +4.8%; 80-128 wide -1% to -3%, so not there.
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes

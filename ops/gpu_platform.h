@@ -29,7 +29,7 @@ inline unsigned block_x() { return emu::block_idx().x; }
 inline unsigned block_dim_x() { return emu::block_dim().x; }
 inline unsigned grid_dim_x() { return emu::grid_dim().x; }
 inline unsigned lane_id() { return emu::lane_id(); }
-inline unsigned warp_uniform(unsigned v) { return v; }
+inline unsigned warp_uniform(unsigned v) { return emu::wave_uniform(v); }
 inline void sync_block() { emu::barrier(); }
 inline void sync_wave() { emu::wave_barrier(); }
 inline void schedule_barrier() {}

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
+#include "engine/src/host_memory.h"
 #include "mlpcore/error.h"
 #include "mlpcore/network.h"
 #include "mlpcore/reference.h"
@@ -132,13 +134,31 @@ TEST(NetworkApi, HostBackendsRefuseBuffersTheHostCannotReach) {
     expect_error(ErrorCode::invalid_argument, "output: is not host memory this process can write", [&] { net.infer(in.data(), pages.no_access(), 2); });
     std::uint16_t out16[4];
     expect_error(ErrorCode::invalid_argument, "input: is not host memory", [&] { net.infer(reinterpret_cast<const std::uint16_t*>(pages.no_access()), out16, 2); });
-    // The last bytes a call may use, right before an unreadable page, are fine.
+    // The last bytes of a writable page, right before a read-only one, are fine.
     float* last = pages.writable_end(4);
     std::fill(last, last + 4, NAN);
     net.infer(in.data(), last, 2);
     const auto ref = test::naive_forward(m, in, 2);
     for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(last[i], ref[i], 1e-2 * std::max(1.0, std::fabs(ref[i]))) << backend;
   }
+}
+
+// The probe itself (engine/src/host_memory.h): a refused store leaves nothing in the thread's pipe for the
+// next probe to write into its buffer, and a buffer past the end of the address space is refused.
+TEST(HostMemory, ProbesLeaveTheBuffersAsTheyWere) {
+  const HostPages pages;
+  std::vector<char> bytes(64, 'x');
+  bytes.front() = 'a';
+  bytes.back() = 'z';
+  EXPECT_FALSE(detail::host_can_access(pages.read_only(), 64, detail::HostAccess::read_write));
+  EXPECT_TRUE(detail::host_can_access(pages.read_only(), 64, detail::HostAccess::read));
+  EXPECT_FALSE(detail::host_can_access(reinterpret_cast<const char*>(pages.no_access()) - 1, 2, detail::HostAccess::read));
+  EXPECT_TRUE(detail::host_can_access(bytes.data(), bytes.size(), detail::HostAccess::read_write));
+  EXPECT_EQ(bytes.front(), 'a');
+  EXPECT_EQ(bytes.back(), 'z');
+  EXPECT_TRUE(detail::host_can_access(bytes.data(), 1, detail::HostAccess::read_write));
+  EXPECT_EQ(bytes.front(), 'a');
+  EXPECT_FALSE(detail::host_can_access(reinterpret_cast<const void*>(UINTPTR_MAX - 7), 16, detail::HostAccess::read));
 }
 
 TEST(NetworkApi, MovedNetworkKeepsWorking) {

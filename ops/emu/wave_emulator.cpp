@@ -273,6 +273,28 @@ void wave_barrier() {
 
 void trap(const char* why) { throw EmulatorError(std::string("device trap: ") + why); }
 
+namespace {
+struct UniformValue {
+  unsigned value;
+  bool agreed;
+};
+}  // namespace
+
+unsigned wave_uniform(unsigned v) {
+  UniformValue out{};
+  wave_collective(
+      "wave-uniform value",
+      [](std::span<const void* const> in, std::span<void* const> outs) {
+        const unsigned first = *static_cast<const unsigned*>(in[0]);
+        bool agreed = true;
+        for (const void* lane : in) agreed = agreed && *static_cast<const unsigned*>(lane) == first;
+        for (void* lane : outs) *static_cast<UniformValue*>(lane) = {first, agreed};
+      },
+      &v, &out);
+  if (!out.agreed) trap("a value read as warp-uniform differs between the wave's lanes");
+  return out.value;
+}
+
 void wave_collective(const char* name, CollectiveFn execute, const void* in, void* out) {
   BlockRunner& r = runner();
   Fiber& f = r.current();

@@ -54,4 +54,8 @@ void wave_barrier();  // all lanes of the wave (memory written before is visible
 using CollectiveFn = void (*)(std::span<const void* const> in, std::span<void* const> out);
 void wave_collective(const char* name, CollectiveFn execute, const void* in, void* out);
 
+// The value every lane of the wave passes (ops::warp_uniform's contract, which the hardware does not
+// check); traps where the lanes differ.
+unsigned wave_uniform(unsigned v);
+
 }  // namespace mlpcore::emu

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <vector>
 
 #include "ops/emu/amd_instructions.h"
 #include "ops/emu/wave_emulator.h"
@@ -72,6 +73,21 @@ TEST(WaveEmulator, ALaneThatReturnsBeforeACrossLaneOperationFails) {
     launch({1, 1, 1}, {32, 1, 1}, 32, [] {
       if (lane_id() == 3) return;
       amd::permlanex16(0, 1, 0, 0);
+    });
+  });
+}
+
+// ops::warp_uniform's contract, which the GPUs do not check: every lane of the wave holds the value, and
+// every lane reads it (redux.sync needs the whole warp).
+TEST(WaveEmulator, AWaveUniformValueIsEveryLanesOrATrap) {
+  std::vector<unsigned> out(64, 0);
+  launch({1, 1, 1}, {64, 1, 1}, 32, [&] { out[thread_idx().x] = wave_uniform(7 + thread_idx().x / 32); });
+  for (unsigned t = 0; t < 64; ++t) EXPECT_EQ(out[t], 7 + t / 32) << "thread " << t;
+  expect_emulator_error("differs between the wave's lanes", [] { launch({1, 1, 1}, {32, 1, 1}, 32, [] { wave_uniform(lane_id() == 9 ? 1 : 0); }); });
+  expect_emulator_error("returned while its wave waits at wave-uniform value", [] {
+    launch({1, 1, 1}, {32, 1, 1}, 32, [] {
+      if (lane_id() == 3) return;
+      wave_uniform(0);
     });
   });
 }

@@ -101,7 +101,8 @@ class Network {
   // (GPU backends also accept device pointers here); returns when the output is written.
   // Throws Error(invalid_argument) for batch 0, null pointers or wrongly sized spans, and on host backends
   // (cpu, emu-*) for an input the process cannot read or an output it cannot write, such as a GPU device
-  // pointer (only their first and last bytes are probed: a buffer that is too short is the caller's).
+  // pointer the host has not mapped (only their first and last bytes are probed: a buffer that is too
+  // short is the caller's).
   // With Layout::feature_major, input is [input_dim, batch] and output [output_dim, batch] instead (the
   // network must serve that layout: NetworkOptions::layouts, else Error(invalid_argument)); every backend
   // reads and writes it directly. GPU backends take at most 2^32 - 64 samples per call, 2^28 feature-major
