@@ -10,7 +10,7 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "export"))
 from mlpcore_export import Sine  # noqa: E402
 
-# The hidden layers' activation modules by name (models/FORMAT.md's names).
+# The activation modules by name (models/FORMAT.md's names): the hidden layers' and the output layer's.
 ACTIVATIONS = {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh,
                "softplus": nn.Softplus, "silu": nn.SiLU, "sine": Sine}
 

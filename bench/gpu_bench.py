@@ -86,11 +86,11 @@ def library_comparison_args(description):
     ap.add_argument("--build-both-layouts", action="store_true",
                     help="build each network for both layouts (`mlpcore --layouts both`), not only --layout's")
     ap.add_argument("--rounds", type=int, default=3)
-    add_activation_arg(ap)
+    add_activation_args(ap)
     return ap
 
 
-def add_activation_arg(parser):
+def add_activation_args(parser):
     parser.add_argument("--activation", choices=list(ACTIVATIONS), default="relu", help="the hidden layers' activation (default: relu)")
     parser.add_argument("--output-activation", choices=["none"] + list(ACTIVATIONS), default="none",
                         help="the output layer's activation (default: none)")
@@ -181,7 +181,7 @@ def main():
                    help="mlpcore's input and output arrays: [batch, dim] (sample_major) or [dim, batch] (feature_major)")
     p.add_argument("--networks", type=lambda v: [parse_network(n) for n in v.split(",")], default=NETWORKS,
                    help="comma-separated shapes such as 32-64x4-16,24-100x3-8 (default: the four benchmark networks)")
-    add_activation_arg(p)
+    add_activation_args(p)
     args = p.parse_args()
     torch.manual_seed(0)
     lib = load_lib(args.lib)

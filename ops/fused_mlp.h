@@ -132,12 +132,12 @@ struct RuntimeActivations {
   static constexpr bool kPerTile = false;
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
 };
-// For networks with a hidden activation beyond a compare and a select, on NVIDIA (FusedPlan::activations_per_tile,
-// runtime_activations_per_tile): tested
-// per value, each value's test covers the nine kinds (NVVM keeps activate's switch on every value), and
-// on an H200 SiLU, sine, softplus and tanh networks ran 1.5-3.2 times slower (docs/benchmarks.md, "Stop
-// 45"). ReLU networks keep RuntimeActivations: with the per-tile code in their kernel, though they never
-// run it, they ran up to 22% slower.
+// The twin for networks with a hidden activation beyond a compare and a select, on NVIDIA
+// (FusedPlan::activations_per_tile, runtime_activations_per_tile). RuntimeActivations tests the kind per
+// value, and each value's test covers the nine kinds (NVVM keeps activate's switch on every value): on an
+// H200 SiLU, sine, softplus and tanh networks ran 1.5-3.2 times slower so (docs/benchmarks.md, "Stop 45").
+// ReLU networks keep RuntimeActivations: with the per-tile code in their kernel, though they never run it,
+// they ran up to 22% slower.
 struct RuntimeActivationsPerTile : RuntimeActivations {
   static constexpr bool kPerTile = true;
 };
@@ -369,7 +369,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
   // With uniform_descriptors the layer's activation is made warp-uniform once, before its tiles; else
   // each tile reads it where it applies it (hoisted, the 80-128-wide kernels' code moved: 6 more registers).
   [[maybe_unused]] ActivationKind uniform_kind{};
-  if constexpr (kPolicy.uniform_descriptors) uniform_kind = static_cast<ActivationKind>(warp_uniform(static_cast<unsigned>(Activations::of(d, last))));
+  if constexpr (kPolicy.uniform_descriptors) uniform_kind = static_cast<ActivationKind>(descriptor_value<kPolicy>(static_cast<unsigned>(Activations::of(d, last))));
   const auto kind = [&] {
     if constexpr (kPolicy.uniform_descriptors)
       return uniform_kind;
@@ -578,10 +578,21 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-// The policy of the run-time-shaped kernel of layout L: its launch bounds too (ops/fused_mlp_kernels.gpu.cpp).
-template <class Tile, int W, IoLayout L = IoLayout::sample_major>
+// The policy of the run-time-shaped kernel of layout L, or of its feature-major twin for large batches
+// (LargeBatch; large_batch_policy): its launch bounds too (ops/fused_mlp_kernels.gpu.cpp).
+template <class Tile, int W, IoLayout L = IoLayout::sample_major, bool LargeBatch = false>
 constexpr FusedPolicy runtime_shape_policy() {
-  return tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
+  static_assert(!LargeBatch || L == IoLayout::feature_major, "large-batch twins are feature-major");
+  constexpr FusedShape kShape{W, W, W, ShapeKnown::widest, L == IoLayout::sample_major};
+  if constexpr (LargeBatch) return large_batch_policy(Tile::kFamily, kShape, tile_policy<Tile>(kShape), W * W);
+  return tile_policy<Tile>(kShape);
+}
+
+// Whether the family's run-time-shaped kernel W tiles wide with Activations has a twin for large
+// feature-major batches: where the policy gives one, but for the per-tile twins (as FusedPlan decides).
+template <class Tile, int W, class Activations = RuntimeActivations>
+constexpr bool runtime_large_batch_twin() {
+  return !Activations::kPerTile && runtime_shape_policy<Tile, W, IoLayout::feature_major, true>() != runtime_shape_policy<Tile, W, IoLayout::feature_major>();
 }
 
 // The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read
@@ -594,12 +605,14 @@ constexpr FusedPolicy runtime_shape_policy() {
 // FusedPlan::packed_shape). What a network runs
 // where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
 // activation, with a twin per width whose Activations test each layer's once per tile
-// (RuntimeActivationsPerTile). (With every layer's K and output tiles bounded at run time instead, the kernel before this
-// one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
-template <class Tile, int W, class Activations = RuntimeActivations, class Io, IoLayout L = IoLayout::sample_major>
+// (RuntimeActivationsPerTile), and (LargeBatch) a feature-major twin of some widths for large batches, more
+// sample tiles per wave (runtime_large_batch_twin). (With every layer's K and output tiles bounded at run
+// time instead, the kernel before this one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
+template <class Tile, int W, class Activations = RuntimeActivations, bool LargeBatch = false, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
+  static_assert(!LargeBatch || runtime_large_batch_twin<Tile, W, Activations>(), "no large-batch twin of this kernel");
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, LargeBatch>();
   constexpr int S = kPolicy.sample_tiles;
   using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
   Prefetch prefetch(input, net.input_dim, batch);

@@ -3,7 +3,8 @@
 // any network whose widest layer is W tiles of 16 (W = 1..8), its depth and activations read at run time
 // and its layers packed W tiles wide; on NVIDIA mlpcore_mlp_w<W>_act, its twin for networks with a hidden
 // activation beyond a compare and a select, tests each layer's once per tile (ops::RuntimeActivationsPerTile,
-// ops::runtime_activations_per_tile);
+// ops::runtime_activations_per_tile), and mlpcore_mlp_w<W>_fm_large (W = 1, 5, 6, 7), the feature-major
+// kernel's twin for calls of 2^20 samples or more, more sample tiles per warp (ops::large_batch_policy);
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy
@@ -18,30 +19,44 @@
 // float32 accumulation only: with float16 accumulators they were slower on an H200 (cuda-f16acc against
 // cuda, float32 I/O: 32-32x2-3 12.6 against 14.3 G samples/s, 5-48x3-3 6.9 against 9.1, 16-64x3-16 6.4
 // against 7.2; at most 4% faster elsewhere).
-#define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout)                                                                 \
-  MLPCORE_FUSED_KERNEL_IN(layout, name, io,                                                                                      \
-                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout>()), \
-                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations>)
+#define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout, large_batch)                                                            \
+  MLPCORE_FUSED_KERNEL_IN(layout, name, io,                                                                                                \
+                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout, large_batch>()), \
+                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, large_batch>)
 // Each layout's kernel takes its layout's policy, launch bounds included.
-#define MLPCORE_RUNTIME_KERNELS_WITH(W, activations, act)                                                         \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major)                              \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major)                        \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major)         \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major)
+#define MLPCORE_RUNTIME_KERNELS_WITH(W, activations, act)                                                            \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major, false)                          \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major, false)                    \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major, false)     \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major, false)
+// The twins for large feature-major batches (ops::runtime_large_batch_twin), named as FusedPlan's slots say.
+#define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W)                                                                          \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm_large, float, W, RuntimeActivations, feature_major, true)                  \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm_large, mlpcore::ops::half_t, W, RuntimeActivations, feature_major, true)
 #if defined(__CUDACC__)
 static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "the twins the plan picks are built");
 #define MLPCORE_RUNTIME_KERNELS(W)                      \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, ) \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivationsPerTile, _act)
+MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
 #define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, )
 #endif
 
 MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
-// The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer: each must be built.
+// The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer, and its large-batch twin where the
+// policy table gives one: each must be built, and only those.
 #define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_WIDTH_BIT)) == (1u << mlpcore::ops::kMaxTilesPerLayer) - 1u, "a run-time-shaped kernel for each width");
+#define MLPCORE_TWIN_BIT(W) | (mlpcore::ops::runtime_large_batch_twin<mlpcore::ops::NativeTile, W>() ? 1u << ((W) - 1) : 0u)
+#if defined(__CUDACC__)
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT)),
+              "a large-batch twin for each width the policy gives one, and no other");
+#else
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == 0u, "no large-batch twins are built");
+#endif
+#undef MLPCORE_TWIN_BIT
 #undef MLPCORE_WIDTH_BIT
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.

@@ -176,8 +176,24 @@ inline constexpr unsigned kLargeBatch = 1u << 20;
 // 64-64x4-16, 40-64x3-2, 48-48x3-3, 64-48x4-4, 64-32x3-4 and 48-32x4-8, both accumulations; float32 I/O
 // -34% to +9%, so it keeps the kernel (large_batch_float32_io).
 inline constexpr int kMaxLargeBatchTiles = 16;
+// The run-time-shaped kernels (ShapeKnown::widest; the library builds their twins, so no compile time is
+// at stake) get twins too where they measured faster, on an H200 against the kernels at 2^20 and 2^22
+// samples, ReLU networks (the per-tile twins of other activations, FusedPlan::activations_per_tile, lost
+// up to 7% with them at 16 wide and 3-38% at 80-112 wide: FusedPlan gives those none):
+//  - 16 wide, four sample tiles (from two): up to 8 outputs, float32 I/O +11% to +27% (2-16x3-1, 8-16x4-4,
+//    3-16x6-1), float16 I/O +4% to +7%; 16 and 32 outputs, float16 I/O -8% to +7%;
+//  - 80-112 wide, two (from one): +1% to +30% on 15 networks, 4-96x2-1 -6% to 0%; at 2^16 two lost 14-35%,
+//    and 128 wide 3-27% at 2^22 too, so not there;
+//  - not 32 wide with four (-6% to +1%: ptxas took 118 registers; bound to 96 it spilled, -17% to +3%),
+//    nor 48-64 wide (-34% to 0%).
 MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, FusedShape shape, FusedPolicy base, int layer_tiles) {
-  if (family != TileFamily::nvidia || shape.known != ShapeKnown::exact) return base;
+  if (family != TileFamily::nvidia) return base;
+  if (shape.known == ShapeKnown::widest) {
+    if (shape.width_tiles == 1) base.sample_tiles = 4;
+    if (shape.width_tiles > 4 && shape.width_tiles < 8) base.sample_tiles = 2;
+    return base;
+  }
+  if (shape.known != ShapeKnown::exact) return base;
   if (shape.input_tiles > 2) {
     if (shape.width_tiles <= 4) base.prefetch_input = true;
     return base;
@@ -196,9 +212,11 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, 
 // outputs float32 I/O gained up to 16% (2-16x3-1, 3-32x4-1, 6-16x6-6, 16-32x2-2, 32-24x3-4). (Measured
 // while NVVM split those stores into 2- or 4-byte ones; again with whole stores (nv::store_words) at 2^20:
 // 1-32x3-32 -28 to -33%, 32-16x4-32 -11 to -19%, 16-16x2-16 -1 to -9%, 8-32x3-16 -2 to -6%, 20-20x3-20 -4 to
-// +3%, 24-32x3-12 +11-12%.)
+// +3%, 24-32x3-12 +11-12%.) Twins of two sample tiles (the 80-112-wide run-time-shaped kernels', from one)
+// store as the kernels of two do, and take float32 I/O at any width: 16 and 32 outputs +5% to +28% on an
+// H200 (16-96x4-16, 32-96x2-32, 64-80x2-16).
 MLPCORE_HOST_DEVICE constexpr bool large_batch_float32_io(TileFamily family, FusedPolicy base, FusedPolicy twin, unsigned output_features) {
-  return family == TileFamily::nvidia && twin.sample_tiles > base.sample_tiles && output_features <= 8;
+  return family == TileFamily::nvidia && twin.sample_tiles > base.sample_tiles && (output_features <= 8 || twin.sample_tiles <= 2);
 }
 
 // Whether a feature-major kernel (ops/fused_mlp.h, InputPrefetch) copies each block's input through the

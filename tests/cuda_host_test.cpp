@@ -87,6 +87,10 @@ TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
 #define MLPCORE_EXPECT_RUNTIME(width) add("mlpcore_mlp_w" #width, {"", "_act"});
   MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
 #undef MLPCORE_EXPECT_RUNTIME
+#define MLPCORE_EXPECT_LARGE_BATCH(width) \
+  for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
+  MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_LARGE_BATCH)
+#undef MLPCORE_EXPECT_LARGE_BATCH
 #define MLPCORE_EXPECT_FIXED(index, ...) add("mlpcore_mlp_fixed_" #index, {"", "_f16acc"});
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED
@@ -113,20 +117,31 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   const std::map<std::string, std::string> entries = fatbin_ptx_entries();
   ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
   std::set<int> bounds;
+  int large_batch_twins = 0;
   for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w)
     for (const bool sample_major : {true, false}) {
-      const int min_blocks = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major}).min_blocks;
-      bounds.insert(min_blocks);
-      for (const char* io : {"", "_f16", "_act", "_act_f16"}) {
-        const std::string name = "mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm");
+      const ops::FusedShape shape{w, w, w, ops::ShapeKnown::widest, sample_major};
+      const ops::FusedPolicy policy = ops::fused_policy(ops::TileFamily::nvidia, shape);
+      bounds.insert(policy.min_blocks);
+      std::vector<std::string> names;
+      for (const char* io : {"", "_f16", "_act", "_act_f16"}) names.push_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"));
+      // the feature-major kernel's twin for large batches, where the host plans one, takes the same bound
+      const ops::FusedPolicy twin = ops::large_batch_policy(ops::TileFamily::nvidia, shape, policy, w * w);
+      if (!sample_major && twin != policy) {
+        EXPECT_EQ(twin.min_blocks, policy.min_blocks) << w;
+        for (const char* io : {"", "_f16"}) names.push_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_large");
+        ++large_batch_twins;
+      }
+      for (const std::string& name : names) {
         const auto entry = entries.find(name);
         ASSERT_NE(entry, entries.end()) << name;
         const std::string directive = ".minnctapersm ";
         const std::size_t at = entry->second.find(directive);
         const int bound = at == std::string::npos ? 0 : std::stoi(entry->second.substr(at + directive.size()));
-        EXPECT_EQ(bound, min_blocks) << name;
+        EXPECT_EQ(bound, policy.min_blocks) << name;
       }
     }
+  EXPECT_GT(large_batch_twins, 0);
   EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
 }

@@ -255,9 +255,54 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
   EXPECT_EQ(unrolled_tiles(deep), 32);
   EXPECT_FALSE(deep.large_batch_kernels) << "32 matrix tiles per 16 samples: too long to compile with four";
   EXPECT_EQ(unrolled_tiles(plan({3, 32, 32, 32, 32, 1}, feature_major)), ops::kMaxLargeBatchTiles) << "the test's bound case";
-  EXPECT_FALSE(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, false}).large_batch_kernels) << "compiled in";
+  const FusedPlan compiled_in = plan_fused(relu_model({16, 64, 64, 4}), "t", {ops::TileFamily::nvidia, false});
+  ASSERT_EQ(compiled_in.kind, KernelKind::compiled_in);
+  EXPECT_FALSE(compiled_in.large_batch_kernels) << "compiled in";
   for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
     EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).large_batch_kernels);
+}
+
+// NVIDIA's run-time-shaped kernels (ReLU's form, RuntimeActivations) have feature-major twins for large
+// batches where they measured faster (ops::large_batch_policy): 16 wide with four sample tiles, for float32
+// I/O up to 8 outputs; 80-112 wide with two, for float32 I/O at any width; of any depth. 32-64 and 128 wide
+// have none, nor the per-tile twins (FusedPlan::activations_per_tile), nor AMD's kernels.
+TEST(FusedPlan, RunTimeShapedKernelsHaveLargeBatchTwinsWhereMeasuredFaster) {
+  const auto plan = [](const std::vector<std::size_t>& widths, ops::TileFamily family = ops::TileFamily::nvidia) {
+    const FusedPlan p = plan_fused(relu_model(widths), "t", {family, false});
+    EXPECT_EQ(p.kind, KernelKind::runtime_shaped) << p.shape;
+    return p;
+  };
+  const std::vector<std::pair<std::vector<std::size_t>, int>> twins = {
+      {{2, 16, 16, 16, 1}, 4}, {{16, 16, 5, 16, 16, 16, 16, 16, 8}, 4}, {{3, 80, 80, 80, 1}, 2}, {{32, 96, 40, 96, 32}, 2}, {{64, 112, 112, 4}, 2}};
+  for (const auto& [widths, sample_tiles] : twins) {
+    const FusedPlan p = plan(widths);
+    EXPECT_TRUE(p.large_batch_kernels) << p.shape;
+    ops::FusedPolicy twin = p.feature_major_policy;
+    twin.sample_tiles = sample_tiles;
+    EXPECT_EQ(p.large_batch_policy, twin) << p.shape << ": the kernel's policy with more sample tiles";
+    EXPECT_TRUE(p.large_batch_float32_io) << p.shape;
+    EXPECT_EQ(p.packed_shape(KernelSlot::feature_major_large_batch), p.packed_shape(KernelSlot::feature_major)) << p.shape;
+    EXPECT_TRUE(p.describe().ends_with(", " + std::to_string(sample_tiles) + " sample tiles per wave from 2^20 feature-major samples")) << p.describe();
+    EXPECT_EQ(p.kernel_name() + fused_kernel_suffix(Io::f16, KernelSlot::feature_major_large_batch),
+              "mlpcore_mlp_w" + std::to_string(p.width_tiles) + "_f16_fm_large");
+  }
+  const FusedPlan wide_output = plan({1, 16, 16, 16});
+  EXPECT_TRUE(wide_output.large_batch_kernels);
+  EXPECT_FALSE(wide_output.large_batch_float32_io) << "16 outputs, four sample tiles: float16 I/O only";
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{2, 32, 32, 1}, {5, 48, 48, 48, 3}, {64, 64, 64, 4}, {3, 128, 128, 1}})
+    EXPECT_FALSE(plan(widths).large_batch_kernels) << plan(widths).shape;
+  std::mt19937 rng(4);
+  const Activation silu = Activation::make(ActivationKind::silu);
+  for (const std::size_t width : {16, 96}) {
+    const FusedPlan per_tile = plan_fused(test::random_model(rng, {2, width, width, 1}, {silu, silu, Activation::make(ActivationKind::none)}), "t",
+                                          {ops::TileFamily::nvidia, false});
+    ASSERT_TRUE(per_tile.activations_per_tile);
+    EXPECT_FALSE(per_tile.large_batch_kernels) << per_tile.shape << ": the per-tile twins have none";
+  }
+  for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna}) {
+    EXPECT_FALSE(plan({2, 16, 16, 16, 1}, family).large_batch_kernels);
+    EXPECT_FALSE(plan({3, 80, 80, 80, 1}, family).large_batch_kernels);
+  }
 }
 
 // Up to 64 wide with more than 2 input tiles (read from global memory without a stage), the twins keep

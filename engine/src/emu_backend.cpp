@@ -45,9 +45,17 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
       if constexpr (std::is_same_v<ops::acc_elem_t<Tile>, float>) {  // (they accumulate in float32 only)
         EmulatedKernel k;
         const auto kernel = [&](auto width, auto activations) {
-          return emulated_kernel([](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-            ops::mlp_forward<Tile, decltype(width)::value, decltype(activations)>(view, in, o, n, layout);
-          });
+          constexpr int W = decltype(width)::value;
+          using Activations = decltype(activations);
+          const auto forward = [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+            ops::mlp_forward<Tile, W, Activations>(view, in, o, n, layout);
+          };
+          if constexpr (ops::runtime_large_batch_twin<Tile, W, Activations>())
+            return emulated_kernel(forward, [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+              ops::mlp_forward<Tile, W, Activations, true>(view, in, o, n, layout);
+            });
+          else
+            return emulated_kernel(forward);
         };
         static_for_widths([&](auto width) {
           if (decltype(width)::value == plan.width_tiles)
@@ -63,10 +71,13 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
 
 // Tile accumulates in float32; F16AccTile is the family's float16-accumulating tile, where it has one.
 template <class Tile, class F16AccTile = Tile>
-std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request, emu::ChipNumerics numerics = {}) {
-  const FusedPlan plan = plan_fused(m, name, request);
+std::unique_ptr<BackendNetwork> create_planned(const Model& m, const char* name, const FusedPlan& plan, emu::ChipNumerics numerics = {}) {
   if (plan.f16_accumulation) return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan), numerics);
   return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan), numerics);
+}
+template <class Tile, class F16AccTile = Tile>
+std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request, emu::ChipNumerics numerics = {}) {
+  return create_planned<Tile, F16AccTile>(m, name, plan_fused(m, name, request), numerics);
 }
 
 }  // namespace
@@ -78,6 +89,10 @@ std::unique_ptr<BackendNetwork> create_emu_cdna2_network(const Model& m) {
   return create<ops::TileMfmaGfx9>(m, "emu-cdna2", {ops::TileFamily::cdna}, emu::kCdna2Numerics);
 }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return create<ops::TileMmaSm80>(m, "emu-nvidia", {ops::TileFamily::nvidia}); }
+std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m, const FusedPlan& plan) {
+  if (plan.family != ops::TileFamily::nvidia || plan.f16_accumulation) throw std::logic_error("emu-nvidia runs NVIDIA plans that accumulate in float32");
+  return create_planned<ops::TileMmaSm80>(m, "emu-nvidia", plan);
+}
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
   return create<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, "emu-nvidia-f16acc", {ops::TileFamily::nvidia, false, true});
 }

@@ -93,13 +93,15 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                               : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
                                                 p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
   p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
-  // A specialized plan's feature-major kernels are its own, and only they have twins for large feature-major
-  // batches (its source builds them; large_batch_policy gives other shapes their base); the run-time-shaped
-  // kernels of each layout are built for it too.
+  // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
+  // for large feature-major batches where large_batch_policy gives one (a specialized source builds them, the
+  // library has the run-time-shaped ones); the compiled-in kernels serve both layouts with one policy.
   if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
     p.large_batch_policy = ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
+    // (the run-time-shaped kernels' per-tile twins ran slower with more sample tiles, ops/fused_policy.h)
+    if (p.activations_per_tile) p.large_batch_policy = p.feature_major_policy;
   } else {
     p.large_batch_policy = p.feature_major_policy;
   }
@@ -185,19 +187,19 @@ std::string FusedPlan::kernel_name() const {
 
 std::string FusedPlan::describe() const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
+  const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
+  const std::string twin = large_batch_policy.sample_tiles != feature_major_policy.sample_tiles
+                               ? std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave"
+                               : std::string("input prefetched");
+  const std::string large =
+      large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
   switch (kind) {
     case KernelKind::runtime_shaped:
       return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + (activations_per_tile ? ", activations tested per tile" : "") + ", for " +
-             shape;
+             shape + large;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
-      const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
-      const std::string twin = large_batch_policy.sample_tiles != feature_major_policy.sample_tiles
-                                   ? std::to_string(large_batch_policy.sample_tiles) + " sample tiles per wave"
-                                   : std::string("input prefetched");
-      const std::string large =
-          large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
       return "specialized for " + shape + acc + io + large;
     }
   }

@@ -4,12 +4,12 @@
 // 15, 17 and 1000.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "engine/src/specialized_source.h"
 #include "ops/half_bits.h"
+#include "tests/backend_check.h"
 #include "tests/specialized/specialized_cases.h"
 #include "tests/specialized/specialized_registry.h"
 
@@ -44,35 +44,6 @@ TEST_P(SpecializedSources, CompiledTextIsWhatTheEngineWritesForTheModel) {
   }
 }
 
-// Where value `i` of a [batch, dim] array is in `layout`.
-std::size_t position(std::size_t i, std::size_t dim, std::size_t batch, Layout layout) {
-  return layout == Layout::feature_major ? (i % dim) * batch + i / dim : i;
-}
-
-template <class T>
-void check_batch(const detail::BackendNetwork& net, const Model& model, std::size_t batch, Layout layout, double tolerance, std::mt19937& rng,
-                 const std::string& what, double& worst) {
-  auto values = random_inputs(rng, batch * model.input_dim());
-  std::vector<T> input(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i)  // the reference sees the input as stored
-    values[i] = from_io(input[position(i, model.input_dim(), batch, layout)] = to_io<T>(values[i]));
-  const std::size_t n = batch * model.output_dim();
-  std::vector<T> output(n + 32);
-  const T poison = to_io<T>(NAN), guard = to_io<T>(12345.0f);
-  std::fill(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(n), poison);
-  std::fill(output.begin() + static_cast<std::ptrdiff_t>(n), output.end(), guard);
-  net.infer({input.data(), output.data(), batch, std::is_same_v<T, float> ? detail::Io::f32 : detail::Io::f16, layout});
-  const auto ref = naive_forward(model, values, batch);
-  for (std::size_t i = 0; i < n; ++i) {
-    const float y = from_io(output[position(i, model.output_dim(), batch, layout)]);
-    ASSERT_FALSE(std::isnan(y)) << what << ": output " << i << " never written";
-    const double err = std::fabs(y - ref[i]) / std::max(1.0, std::fabs(ref[i]));
-    worst = std::max(worst, err);
-    ASSERT_LE(err, tolerance) << what << ": output " << i << " got " << y << " want " << ref[i];
-  }
-  for (std::size_t i = n; i < output.size(); ++i) ASSERT_EQ(output[i], guard) << what << ": wrote past the output";
-}
-
 // Tolerances are the emulated backends' claims (BackendInfo::verify_tolerance): float16 operands with
 // float32 accumulation 1e-2, float16 accumulation 3e-2, relative to max(1, |r|).
 TEST_P(SpecializedSources, MatchFloat64OnTheEmulator) {
@@ -97,9 +68,9 @@ TEST_P(SpecializedSources, MatchFloat64OnTheEmulator) {
     for (const Layout layout : {Layout::sample_major, Layout::feature_major}) {
       const std::string in = std::string(" ") + to_string(layout) + " ";
       for (const std::size_t batch : {1, 15, 17, 1000})
-        check_batch<float>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float32 I/O batch " + std::to_string(batch), worst);
+        check_backend_batch<float>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float32 I/O batch " + std::to_string(batch), worst);
       for (const std::size_t batch : {15, 17, 1000})
-        check_batch<std::uint16_t>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float16 I/O batch " + std::to_string(batch), worst);
+        check_backend_batch<std::uint16_t>(*net, model, batch, layout, tolerance, rng, cases[c].name + in + "float16 I/O batch " + std::to_string(batch), worst);
     }
   }
   if (v.request.family == ops::TileFamily::nvidia) EXPECT_GT(large_batch_twins, 0) << "no test network has large-batch twins";
