@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""A specialized network's two feature-major kernels side by side, in one process: the one calls below
-FusedPlan::large_batch samples take against its large-batch twin (four sample tiles per warp instead of
-two, or the input prefetched), timed just below and at the threshold, so that both run nearly the same
-batch.
+"""A network's two feature-major kernels side by side, in one process: the one calls below
+FusedPlan::large_batch samples take against its large-batch twin (more sample tiles per warp, or the input
+prefetched; a specialized kernel's, or with a backend named "+builtin" the run-time-shaped kernel's),
+timed just below and at the threshold, so that both run nearly the same batch.
 
     python3 bench/large_batch_twins.py --lib build/engine/libmlpcore_c.so --networks 3-32x4-1,1-32x3-32
 

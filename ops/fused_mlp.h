@@ -579,20 +579,21 @@ constexpr FusedPolicy bounded_shape_policy() {
 }
 
 // The policy of the run-time-shaped kernel of layout L, or of its feature-major twin for large batches
-// (LargeBatch; large_batch_policy): its launch bounds too (ops/fused_mlp_kernels.gpu.cpp).
+// (LargeBatch; runtime_large_batch_policy, the per-value kernel's: only it has twins): its launch bounds too
+// (ops/fused_mlp_kernels.gpu.cpp).
 template <class Tile, int W, IoLayout L = IoLayout::sample_major, bool LargeBatch = false>
 constexpr FusedPolicy runtime_shape_policy() {
   static_assert(!LargeBatch || L == IoLayout::feature_major, "large-batch twins are feature-major");
-  constexpr FusedShape kShape{W, W, W, ShapeKnown::widest, L == IoLayout::sample_major};
-  if constexpr (LargeBatch) return large_batch_policy(Tile::kFamily, kShape, tile_policy<Tile>(kShape), W * W);
-  return tile_policy<Tile>(kShape);
+  constexpr FusedPolicy kPolicy = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
+  return LargeBatch ? runtime_large_batch_policy(Tile::kFamily, W, kPolicy, false) : kPolicy;
 }
 
 // Whether the family's run-time-shaped kernel W tiles wide with Activations has a twin for large
-// feature-major batches: where the policy gives one, but for the per-tile twins (as FusedPlan decides).
+// feature-major batches (as FusedPlan decides, with the same function).
 template <class Tile, int W, class Activations = RuntimeActivations>
 constexpr bool runtime_large_batch_twin() {
-  return !Activations::kPerTile && runtime_shape_policy<Tile, W, IoLayout::feature_major, true>() != runtime_shape_policy<Tile, W, IoLayout::feature_major>();
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();
+  return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
 }
 
 // The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read

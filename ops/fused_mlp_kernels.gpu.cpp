@@ -3,8 +3,9 @@
 // any network whose widest layer is W tiles of 16 (W = 1..8), its depth and activations read at run time
 // and its layers packed W tiles wide; on NVIDIA mlpcore_mlp_w<W>_act, its twin for networks with a hidden
 // activation beyond a compare and a select, tests each layer's once per tile (ops::RuntimeActivationsPerTile,
-// ops::runtime_activations_per_tile), and mlpcore_mlp_w<W>_fm_large (W = 1, 5, 6, 7), the feature-major
-// kernel's twin for calls of 2^20 samples or more, more sample tiles per warp (ops::large_batch_policy);
+// ops::runtime_activations_per_tile), and for the widths of MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS
+// mlpcore_mlp_w<W>_fm_large, the feature-major kernel's twin for calls of 2^20 samples or more, more sample
+// tiles per warp (ops::runtime_large_batch_policy);
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy
@@ -33,30 +34,29 @@
 #define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W)                                                                          \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm_large, float, W, RuntimeActivations, feature_major, true)                  \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm_large, mlpcore::ops::half_t, W, RuntimeActivations, feature_major, true)
+#define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 #if defined(__CUDACC__)
 static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "the twins the plan picks are built");
 #define MLPCORE_RUNTIME_KERNELS(W)                      \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, ) \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivationsPerTile, _act)
 MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
+#define MLPCORE_LARGE_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
 #define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, )
+#define MLPCORE_LARGE_BATCH_TWIN_BITS 0u
 #endif
 
 MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
 // The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer, and its large-batch twin where the
 // policy table gives one: each must be built, and only those.
-#define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_WIDTH_BIT)) == (1u << mlpcore::ops::kMaxTilesPerLayer) - 1u, "a run-time-shaped kernel for each width");
 #define MLPCORE_TWIN_BIT(W) | (mlpcore::ops::runtime_large_batch_twin<mlpcore::ops::NativeTile, W>() ? 1u << ((W) - 1) : 0u)
-#if defined(__CUDACC__)
-static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT)),
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_LARGE_BATCH_TWIN_BITS,
               "a large-batch twin for each width the policy gives one, and no other");
-#else
-static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == 0u, "no large-batch twins are built");
-#endif
 #undef MLPCORE_TWIN_BIT
+#undef MLPCORE_LARGE_BATCH_TWIN_BITS
 #undef MLPCORE_WIDTH_BIT
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.

@@ -157,7 +157,7 @@ MLPCORE_HOST_DEVICE constexpr bool runtime_activations_per_tile(TileFamily famil
 inline constexpr unsigned kLargeBatch = 1u << 20;
 
 // The policy of a specialized kernel's feature-major twin for large batches (kLargeBatch), given the
-// kernel's own (`base`). On NVIDIA, up to 32 wide with at most 2 input tiles: four sample tiles (their
+// kernel's own (`base`); the run-time-shaped kernels' are runtime_large_batch_policy's, below. On NVIDIA, up to 32 wide with at most 2 input tiles: four sample tiles (their
 // layers are a few mma each, and two more chains per weight fragment hide more of their latency). On an
 // H100 against two, feature-major, both I/O types and accumulations: 2-16x3-1 +28-44% at 2^22, 3-32x4-1
 // +10-24%, 16-16x2-16 +3-29%, 32-32x2-3 +1-13%, 24-32x3-8 +2-18%; for every call, most lost up to 28% at
@@ -176,30 +176,33 @@ inline constexpr unsigned kLargeBatch = 1u << 20;
 // 64-64x4-16, 40-64x3-2, 48-48x3-3, 64-48x4-4, 64-32x3-4 and 48-32x4-8, both accumulations; float32 I/O
 // -34% to +9%, so it keeps the kernel (large_batch_float32_io).
 inline constexpr int kMaxLargeBatchTiles = 16;
-// The run-time-shaped kernels (ShapeKnown::widest; the library builds their twins, so no compile time is
-// at stake) get twins too where they measured faster, on an H200 against the kernels at 2^20 and 2^22
-// samples, ReLU networks (the per-tile twins of other activations, FusedPlan::activations_per_tile, lost
-// up to 7% with them at 16 wide and 3-38% at 80-112 wide: FusedPlan gives those none):
-//  - 16 wide, four sample tiles (from two): up to 8 outputs, float32 I/O +11% to +27% (2-16x3-1, 8-16x4-4,
-//    3-16x6-1), float16 I/O +4% to +7%; 16 and 32 outputs, float16 I/O -8% to +7%;
-//  - 80-112 wide, two (from one): +1% to +30% on 15 networks, 4-96x2-1 -6% to 0%; at 2^16 two lost 14-35%,
-//    and 128 wide 3-27% at 2^22 too, so not there;
-//  - not 32 wide with four (-6% to +1%: ptxas took 118 registers; bound to 96 it spilled, -17% to +3%),
-//    nor 48-64 wide (-34% to 0%).
 MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, FusedShape shape, FusedPolicy base, int layer_tiles) {
-  if (family != TileFamily::nvidia) return base;
-  if (shape.known == ShapeKnown::widest) {
-    if (shape.width_tiles == 1) base.sample_tiles = 4;
-    if (shape.width_tiles > 4 && shape.width_tiles < 8) base.sample_tiles = 2;
-    return base;
-  }
-  if (shape.known != ShapeKnown::exact) return base;
+  if (family != TileFamily::nvidia || shape.known != ShapeKnown::exact) return base;
   if (shape.input_tiles > 2) {
     if (shape.width_tiles <= 4) base.prefetch_input = true;
     return base;
   }
   if (shape.width_tiles > 2 || layer_tiles > kMaxLargeBatchTiles) return base;
   base.sample_tiles = 4;
+  return base;
+}
+
+// The policy of a run-time-shaped kernel's feature-major twin for large batches, given the kernel's own
+// (`base`, the policy of a shape `width_tiles` wide, ShapeKnown::widest) and whether it tests activations
+// once per tile (ops::RuntimeActivationsPerTile); `base` where it has none. The library builds these
+// twins, so no compile time is at stake. Measured on an H200 against the kernels at 2^20 and 2^22
+// samples, ReLU networks (the per-tile kernels, of other activations, lost up to 7% with them at 16 wide
+// and 3-38% at 80-112 wide, so they have none):
+//  - 16 wide, four sample tiles (from two): up to 8 outputs, float32 I/O +11% to +27% (2-16x3-1, 8-16x4-4,
+//    3-16x6-1), float16 I/O +4% to +7%; 16 outputs, float16 I/O -3% to +7% (16-16x2-16);
+//  - 80-112 wide, two (from one): +1% to +30% on 15 networks, 4-96x2-1 -6% to 0%; at 2^16 two lost 14-35%,
+//    and 128 wide 3-27% at 2^22 too, so not there;
+//  - not 32 wide with four (-6% to +1%: ptxas took 118 registers; bound to 96 it spilled, -17% to +3%),
+//    nor 48-64 wide (-34% to 0%).
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily family, int width_tiles, FusedPolicy base, bool activations_per_tile) {
+  if (family != TileFamily::nvidia || activations_per_tile) return base;
+  if (width_tiles == 1) base.sample_tiles = 4;
+  if (width_tiles > 4 && width_tiles < 8) base.sample_tiles = 2;
   return base;
 }
 

@@ -126,7 +126,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
       std::vector<std::string> names;
       for (const char* io : {"", "_f16", "_act", "_act_f16"}) names.push_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"));
       // the feature-major kernel's twin for large batches, where the host plans one, takes the same bound
-      const ops::FusedPolicy twin = ops::large_batch_policy(ops::TileFamily::nvidia, shape, policy, w * w);
+      const ops::FusedPolicy twin = ops::runtime_large_batch_policy(ops::TileFamily::nvidia, w, policy, false);
       if (!sample_major && twin != policy) {
         EXPECT_EQ(twin.min_blocks, policy.min_blocks) << w;
         for (const char* io : {"", "_f16"}) names.push_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_large");

@@ -224,8 +224,8 @@ TEST(FusedPlan, HiddenActivationsBeyondACompareAndSelectTakeThePerTileTwin) {
 
 // NVIDIA kernels specialized up to 32 wide with at most 2 input tiles and 16 matrix tiles per 16 samples
 // have feature-major twins for large batches with four sample tiles (ops/fused_policy.h,
-// large_batch_policy), for float32 I/O too up to 8 outputs; the kernels themselves keep two, and no other
-// plan has twins.
+// large_batch_policy), for float32 I/O too up to 8 outputs; the kernels themselves keep two, and no
+// compiled-in or AMD plan has twins (the run-time-shaped kernels' are tested below).
 TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTiles) {
   constexpr NetworkOptions::Layouts sample_major{true, false}, feature_major{false, true}, both{true, true};
   const auto plan = [](const std::vector<std::size_t>& widths, NetworkOptions::Layouts layouts, ops::TileFamily family = ops::TileFamily::nvidia) {

@@ -99,9 +99,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
-    p.large_batch_policy = ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
-    // (the run-time-shaped kernels' per-tile twins ran slower with more sample tiles, ops/fused_policy.h)
-    if (p.activations_per_tile) p.large_batch_policy = p.feature_major_policy;
+    p.large_batch_policy = p.kind == KernelKind::runtime_shaped
+                               ? ops::runtime_large_batch_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile)
+                               : ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
   } else {
     p.large_batch_policy = p.feature_major_policy;
   }

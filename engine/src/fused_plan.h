@@ -23,7 +23,7 @@ enum class KernelKind {
 };
 
 // Which of a plan's kernels runs a call: the one of its I/O layout, or for a feature-major call of at least
-// FusedPlan::large_batch samples the specialized plan's twin built for large batches (large_batch_policy).
+// FusedPlan::large_batch samples the twin built for large batches, where the plan has one (large_batch_policy).
 enum class KernelSlot { sample_major, feature_major, feature_major_large_batch };
 
 // The edges a fixed-shape kernel runs on the tile's narrow instructions (FusedPolicy::narrow_input,
@@ -64,10 +64,11 @@ struct FusedPlan {
   // run-time-shaped kernel; ops::fused_policy, FusedShape::sample_major_input); the compiled-in kernels serve
   // both layouts with one.
   ops::FusedPolicy policy, feature_major_policy;
-  // Whether a specialized plan's feature-major kernels have twins that calls of at least `large_batch`
-  // samples take (where ops::large_batch_policy differs from feature_major_policy), run with
-  // large_batch_policy (equal to feature_major_policy without twins: the specialized source builds twins
-  // where the two differ), and whether float32 I/O calls take them too, else float16 ones only.
+  // Whether the feature-major kernels (a specialized plan's, or the run-time-shaped ones) have twins that
+  // calls of at least `large_batch` samples take (where the twin's policy differs from
+  // feature_major_policy), run with large_batch_policy (equal to feature_major_policy without twins: a
+  // specialized source builds twins where the two differ, the library has the run-time-shaped ones), and
+  // whether float32 I/O calls take them too, else float16 ones only.
   bool large_batch_kernels = false;
   ops::FusedPolicy large_batch_policy;
   std::size_t large_batch = ops::kLargeBatch;

@@ -1,22 +1,61 @@
 // NVIDIA's run-time-shaped kernels' twins for large feature-major batches (more sample tiles per warp,
-// ops::large_batch_policy: 16 wide four, 80-112 wide two) on the wave emulator against float64: the plan
-// the emu-nvidia backend makes, its large_batch lowered to 17 so that batches the emulator runs in seconds
-// take the twin (a GPU takes it from 2^20 samples: fused_backend_test, LargeFeatureMajorBatchesMatchTheCpuBackend).
-// Each width with a twin; one-tile first layers, padded narrower layers, inputs of several tiles; outputs
-// whose float32 calls keep the kernel (16 wide, 16 outputs) and take the twin (96 wide, 20 outputs); whole
-// blocks (column vectors) and partial ones.
+// ops::runtime_large_batch_policy: 16 wide four, 80-112 wide two): the plan's twin is the kernel the
+// library builds, and on the wave emulator the twins match float64. The emu-nvidia backend runs the plan
+// it makes with its large_batch lowered, so that batches the emulator runs in seconds take the twin (a GPU
+// takes it from 2^20 samples: fused_backend_test, LargeFeatureMajorBatchesMatchTheCpuBackend).
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 
 #include "engine/src/emu_network.h"
 #include "engine/src/fused_plan.h"
+#include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
+#include "ops/tile_mma_sm80.h"
 #include "tests/backend_check.h"
 
 namespace mlpcore::detail {
 namespace {
 
+// For every width and both activation forms, the plan names a twin exactly where the kernels have one
+// (ops::runtime_large_batch_twin, which the library's kernel list is checked against), with the policy the
+// twin is compiled with (ops::runtime_shape_policy, launch bounds included).
+TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
+  std::mt19937 rng(30);
+  int twins = 0;
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (
+        [&] {
+          constexpr int W = I + 1;
+          const std::size_t width = 16 * W;
+          for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
+            const Activation act = Activation::make(hidden);
+            const FusedPlan plan =
+                plan_fused(test::random_model(rng, {3, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}), "t",
+                           {ops::TileFamily::nvidia});  // (no compiled-in shape has three hidden layers)
+            ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
+            const bool twin = plan.activations_per_tile ? ops::runtime_large_batch_twin<ops::TileMmaSm80, W, ops::RuntimeActivationsPerTile>()
+                                                        : ops::runtime_large_batch_twin<ops::TileMmaSm80, W, ops::RuntimeActivations>();
+            EXPECT_EQ(plan.large_batch_kernels, twin) << plan.shape << (plan.activations_per_tile ? " (per tile)" : "");
+            if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, true>())) << plan.shape;
+            twins += twin;
+          }
+        }(),
+        ...);
+  }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
+  int listed = 0;
+#define MLPCORE_COUNT_WIDTH(W) ++listed;
+  MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_COUNT_WIDTH)
+#undef MLPCORE_COUNT_WIDTH
+  EXPECT_EQ(twins, listed) << "one ReLU network per width with a twin";
+}
+
+// One network for each width with a twin: one-tile first layers, padded narrower layers, inputs of several
+// tiles; outputs whose float32 calls keep the kernel (16 wide, 16 outputs) and take the twin (96 wide, 20
+// outputs). Batches: 15 (the kernel), 17, 81 and 1000 (the twin's element path and column vectors) and
+// 2100 (more than one pass of the emulator's 8 blocks, so waves stride to a second block and the 16-wide
+// twin's input prefetch fetches one).
 TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
   std::mt19937 rng(31);
   using K = ActivationKind;
@@ -40,10 +79,14 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
     ASSERT_TRUE(plan.large_batch_kernels) << plan.shape;
     widths.insert(plan.width_tiles);
     plan.large_batch = 17;
+    const CallRouting routing = call_routing(plan);
+    const auto slot = [&](std::size_t batch, Io io) { return routing.slot({nullptr, nullptr, batch, io, Layout::feature_major}); };
+    EXPECT_EQ(slot(15, Io::f16), KernelSlot::feature_major) << plan.shape;
+    EXPECT_EQ(slot(17, Io::f16), KernelSlot::feature_major_large_batch) << plan.shape;
+    EXPECT_EQ(slot(17, Io::f32), m.output_dim() <= 8 || plan.width_tiles > 1 ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major)
+        << plan.shape;
     const auto net = create_emu_nvidia_network(m, plan);
-    EXPECT_EQ(net->kernel(), plan.describe());
-    // 15: the kernel; from 17 the twin (1000 samples: column vectors, the others the element path)
-    for (const std::size_t batch : {15, 17, 81, 1000}) {
+    for (const std::size_t batch : {15, 17, 81, 1000, 2100}) {
       const std::string what = plan.shape + ", " + std::to_string(batch) + " feature-major samples, ";
       test::check_backend_batch<float>(*net, m, batch, Layout::feature_major, 1e-2, rng, what + "float32 I/O", worst);
       test::check_backend_batch<std::uint16_t>(*net, m, batch, Layout::feature_major, 1e-2, rng, what + "float16 I/O", worst);
