@@ -94,8 +94,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                                                 p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
   p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
   // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
-  // for large feature-major batches where large_batch_policy gives one (a specialized source builds them, the
-  // library has the run-time-shaped ones); the compiled-in kernels serve both layouts with one policy.
+  // for large feature-major batches where their policy function gives one (large_batch_policy, and
+  // runtime_large_batch_policy: a specialized source builds the twins, the library has the run-time-shaped
+  // ones); the compiled-in kernels serve both layouts with one policy.
   if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
