@@ -126,24 +126,43 @@ MLPCORE_DEVICE unsigned descriptor_value(unsigned v) {
   return v;
 }
 
-// Which activation a layer applies: the one its descriptor names, or one compiled in; with kPerTile a kind
-// read at run time is tested once per tile rather than per value (activate_tile).
+// Which activation a layer applies: the one its descriptor names, or one compiled in
+// (reads_descriptor(last) says which); with kPerTile a kind read at run time is tested once per tile
+// rather than per value (activate_tile).
 struct RuntimeActivations {
   static constexpr bool kPerTile = false;
+  MLPCORE_DEVICE static constexpr bool reads_descriptor(bool) { return true; }
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool) { return d.activation; }
 };
-// The twin for networks with a hidden activation beyond a compare and a select, on NVIDIA
-// (FusedPlan::activations_per_tile, runtime_activations_per_tile). RuntimeActivations tests the kind per
-// value, and each value's test covers the nine kinds (NVVM keeps activate's switch on every value): on an
-// H200 SiLU, sine, softplus and tanh networks ran 1.5-3.2 times slower so (docs/benchmarks.md, "Stop 45").
-// ReLU networks keep RuntimeActivations: with the per-tile code in their kernel, though they never run it,
-// they ran up to 22% slower.
+// NVIDIA's run-time-shaped kernels without a suffix (mlpcore_mlp_w<W>): every hidden layer's activation is
+// ReLU, compiled in, and only the output layer's is read (and tested per value); the plan names the
+// per-tile twins for networks with any other hidden activation (FusedPlan::activations_per_tile). A kind
+// read per layer made each output and sample tile branch on it (4-96x2-1 feature-major: 114 branches and
+// 52 reconvergence barriers per 32 samples, the specialized kernel 13 and 18; 994 instructions against
+// 636): without, on an H200, ReLU networks 16-128 wide +20% feature-major and +12% sample-major at 2^22,
+// +8% and +18% at 2^16 (geometric means of 18 networks, with the launch bounds ops::fused_policy gives
+// them since; docs/benchmarks.md, "Stop 48"); leaky ReLU networks run 1.6-5.4 times faster in the twins.
+struct ReluHiddenActivations {
+  static constexpr bool kPerTile = false;
+  MLPCORE_DEVICE static constexpr bool reads_descriptor(bool last) { return last; }
+  MLPCORE_DEVICE static ActivationKind of(const LayerDesc& d, bool last) { return last ? d.activation : ActivationKind::relu; }
+};
+// The twin for networks with a hidden activation other than ReLU, on NVIDIA (FusedPlan::activations_per_tile,
+// runtime_activations_per_tile). Tested per value, each value's test covers the nine kinds (NVVM keeps
+// activate's switch on every value): on an H200 SiLU, sine, softplus and tanh networks ran 1.5-3.2 times
+// slower so (docs/benchmarks.md, "Stop 45"). ReLU networks keep their kernel: with the per-tile code in
+// it, though they never run it, they ran up to 22% slower.
 struct RuntimeActivationsPerTile : RuntimeActivations {
   static constexpr bool kPerTile = true;
 };
+// The activations of a family's run-time-shaped kernels without a suffix: ReLU hidden layers compiled in
+// where twins take every other hidden activation (runtime_activations_per_tile), else each layer's read.
+template <TileFamily Family>
+using RuntimeKernelActivations = stdx::conditional_t<runtime_activations_per_tile(Family), ReluHiddenActivations, RuntimeActivations>;
 template <ActivationKind Kind>
 struct FixedActivation {
   static constexpr bool kPerTile = false;
+  MLPCORE_DEVICE static constexpr bool reads_descriptor(bool) { return false; }
   MLPCORE_DEVICE static ActivationKind of(const LayerDesc&, bool) { return Kind; }
 };
 
@@ -366,15 +385,19 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
                                 Float16Range& range) {
   const half_t* w = net.weights + d.weight_offset;
   const auto* bias = static_cast<const acc_elem_t<Tile>*>(net.biases) + d.bias_offset;
-  // With uniform_descriptors the layer's activation is made warp-uniform once, before its tiles; else
-  // each tile reads it where it applies it (hoisted, the 80-128-wide kernels' code moved: 6 more registers).
+  // With uniform_descriptors an activation read from the descriptor is made warp-uniform once, before the
+  // layer's tiles; else each tile reads it where it applies it (hoisted, the 80-128-wide kernels' code
+  // moved: 6 more registers).
+  const bool read = Activations::reads_descriptor(last);
   [[maybe_unused]] ActivationKind uniform_kind{};
-  if constexpr (kPolicy.uniform_descriptors) uniform_kind = static_cast<ActivationKind>(descriptor_value<kPolicy>(static_cast<unsigned>(Activations::of(d, last))));
+  if constexpr (kPolicy.uniform_descriptors) {
+    if (read) uniform_kind = static_cast<ActivationKind>(descriptor_value<kPolicy>(static_cast<unsigned>(Activations::of(d, last))));
+  }
   const auto kind = [&] {
-    if constexpr (kPolicy.uniform_descriptors)
-      return uniform_kind;
-    else
-      return Activations::of(d, last);
+    if constexpr (kPolicy.uniform_descriptors) {
+      if (read) return uniform_kind;
+    }
+    return Activations::of(d, last);
   };
   constexpr bool Prefetch = kPolicy.prefetch_weights;
   OutFrag next[Tiles][S];
@@ -579,7 +602,8 @@ constexpr FusedPolicy bounded_shape_policy() {
 }
 
 // The policy of the run-time-shaped kernel of layout L, or of its feature-major twin for large batches
-// (LargeBatch; runtime_large_batch_policy, the per-value kernel's: only it has twins): its launch bounds too
+// (LargeBatch; runtime_large_batch_policy, the kernel's without the _act suffix: only it has twins): its
+// launch bounds too, the same for the _act twins
 // (ops/fused_mlp_kernels.gpu.cpp).
 template <class Tile, int W, IoLayout L = IoLayout::sample_major, bool LargeBatch = false>
 constexpr FusedPolicy runtime_shape_policy() {
@@ -590,7 +614,7 @@ constexpr FusedPolicy runtime_shape_policy() {
 
 // Whether the family's run-time-shaped kernel W tiles wide with Activations has a twin for large
 // feature-major batches (as FusedPlan decides, with the same function).
-template <class Tile, int W, class Activations = RuntimeActivations>
+template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>>
 constexpr bool runtime_large_batch_twin() {
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();
   return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
@@ -605,11 +629,11 @@ constexpr bool runtime_large_batch_twin() {
 // first layer on that tile, W matrix instructions per sample tile rather than W x W (the host packs it so,
 // FusedPlan::packed_shape). What a network runs
 // where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
-// activation, with a twin per width whose Activations test each layer's once per tile
-// (RuntimeActivationsPerTile), and (LargeBatch) a feature-major twin of some widths for large batches, more
-// sample tiles per wave (runtime_large_batch_twin). (With every layer's K and output tiles bounded at run
+// activation (on NVIDIA every depth of ReLU hidden layers, RuntimeKernelActivations), with a twin per
+// width whose Activations test each layer's once per tile (RuntimeActivationsPerTile), and (LargeBatch) a
+// feature-major twin of some widths for large batches, more sample tiles per wave (runtime_large_batch_twin). (With every layer's K and output tiles bounded at run
 // time instead, the kernel before this one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
-template <class Tile, int W, class Activations = RuntimeActivations, bool LargeBatch = false, class Io, IoLayout L = IoLayout::sample_major>
+template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>, bool LargeBatch = false, class Io, IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
   static_assert(!LargeBatch || runtime_large_batch_twin<Tile, W, Activations>(), "no large-batch twin of this kernel");

@@ -1,8 +1,9 @@
 // The fused MLP kernels, one source for both vendors: built as HIP code objects (one per AMD architecture,
 // cmake/MlpcoreAmdgpu.cmake) and as the CUDA fat binary (cmake/MlpcoreCuda.cmake). mlpcore_mlp_w<W> runs
 // any network whose widest layer is W tiles of 16 (W = 1..8), its depth and activations read at run time
-// and its layers packed W tiles wide; on NVIDIA mlpcore_mlp_w<W>_act, its twin for networks with a hidden
-// activation beyond a compare and a select, tests each layer's once per tile (ops::RuntimeActivationsPerTile,
+// and its layers packed W tiles wide; on NVIDIA it has ReLU compiled into its hidden layers
+// (ops::RuntimeKernelActivations), and mlpcore_mlp_w<W>_act, its twin for networks with any other hidden
+// activation, tests each layer's once per tile (ops::RuntimeActivationsPerTile,
 // ops::runtime_activations_per_tile), and for the widths of MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS
 // mlpcore_mlp_w<W>_fm_large, the feature-major kernel's twin for calls of 2^20 samples or more, more sample
 // tiles per warp (ops::runtime_large_batch_policy);
@@ -30,21 +31,23 @@
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major, false)                    \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major, false)     \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major, false)
+// The activations of the kernels without the _act suffix (on NVIDIA, ReLU hidden layers).
+#define MLPCORE_RUNTIME_ACTIVATIONS RuntimeKernelActivations<mlpcore::ops::NativeTile::kFamily>
 // The twins for large feature-major batches (ops::runtime_large_batch_twin), named as FusedPlan's slots say.
 #define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W)                                                                          \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm_large, float, W, RuntimeActivations, feature_major, true)                  \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm_large, mlpcore::ops::half_t, W, RuntimeActivations, feature_major, true)
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm_large, float, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, true) \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm_large, mlpcore::ops::half_t, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, true)
 #define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 #if defined(__CUDACC__)
 static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "the twins the plan picks are built");
-#define MLPCORE_RUNTIME_KERNELS(W)                      \
-  MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, ) \
+#define MLPCORE_RUNTIME_KERNELS(W)                               \
+  MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, ) \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivationsPerTile, _act)
 MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
 #define MLPCORE_LARGE_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
-#define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivations, )
+#define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, )
 #define MLPCORE_LARGE_BATCH_TWIN_BITS 0u
 #endif
 
@@ -58,6 +61,7 @@ static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_LARGE_BAT
 #undef MLPCORE_TWIN_BIT
 #undef MLPCORE_LARGE_BATCH_TWIN_BITS
 #undef MLPCORE_WIDTH_BIT
+#undef MLPCORE_RUNTIME_ACTIVATIONS
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.
 #define MLPCORE_FIXED_KERNELS_WITH(acc, Tile, index, hidden, output, ...)                                                     \

@@ -114,6 +114,14 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // networks: sample-major +1% to +24% at 2^22, +23% to +49% at 2^16; feature-major, seven networks:
       // +34% at 2^16 and +26% at 2^14 but -5% to -6% from 2^18 up (geometric means; a bound of 5 there,
       // 96 registers: +20% at 2^16, +25% at 2^14, -2% to 0% from 2^18 up).
+      // With ReLU hidden layers compiled in (ops::RuntimeKernelActivations, stop 48) ptxas took the 64- and
+      // 96-wide kernels to 128-138 registers, 3 blocks per multiprocessor, and a call of 2^16 samples
+      // then ran in two rounds of blocks: bound to 4 blocks (128 registers, at most 20 bytes spilled), on
+      // an H200, 64 wide +14% feature-major and +13% sample-major at 2^16 against the unbound kernels'
+      // +6% and -6% (64-64x5-4 with float16 I/O sample-major +6% against -27%), at 2^22 +22% and +26%
+      // against +23% and +21% (geometric means of eight networks); 96 wide (4-96x2-1, 27-96x3-3,
+      // 3-96-96-48-1) -0.3% to +15% feature-major at 2^16 against -15% to +13%, sample-major +48% to +54%
+      // against +32% to +38%.
       // Up to 64 wide they read each layer's activation as a warp-uniform value (uniform_descriptors):
       // loaded from memory, every branch on it had reconvergence barriers (BSSY/BSYNC, 46 of the 428
       // instructions per 32 samples of 2-16x3-1); uniform, 22 of 408. On an H200, ReLU networks 16-64
@@ -134,8 +142,9 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
-        if (shape.width_tiles > 4) return {1, false, false, shape.width_tiles == 5 ? 3 : 0, false, false, false, true, one_tile};
-        return {2, false, shape.width_tiles == 1, shape.width_tiles == 1 ? 5 : 0, false, false, false, false, one_tile, true};
+        const int min_blocks = shape.width_tiles == 1 ? 5 : shape.width_tiles == 4 || shape.width_tiles == 6 ? 4 : shape.width_tiles == 5 ? 3 : 0;
+        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile};
+        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true};
       }
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};
@@ -146,9 +155,11 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
 }
 
 // Whether the family's run-time-shaped kernels have twins that test each layer's activation once per tile
-// (ops::RuntimeActivationsPerTile, mlpcore_mlp_w<W>_act), for networks with a hidden activation beyond a
-// compare and a select. NVIDIA's: on an H200 they ran SiLU, sine, softplus and tanh networks 1.5-3.2 times
-// faster. Not AMD's: no AMD GPU here measures them.
+// (ops::RuntimeActivationsPerTile, mlpcore_mlp_w<W>_act), for networks with a hidden activation other than
+// ReLU, so that the kernels without the suffix have ReLU hidden layers compiled in
+// (ops::RuntimeKernelActivations). NVIDIA's: on an H200 the twins ran SiLU, sine, softplus and tanh
+// networks 1.5-3.2 times faster than a kernel testing each value's kind. Not AMD's: no AMD GPU here
+// measures them.
 MLPCORE_HOST_DEVICE constexpr bool runtime_activations_per_tile(TileFamily family) { return family == TileFamily::nvidia; }
 
 // Feature-major calls of at least kLargeBatch samples run a kernel of their own where the family's table
@@ -203,6 +214,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily 
   if (family != TileFamily::nvidia || activations_per_tile) return base;
   if (width_tiles == 1) base.sample_tiles = 4;
   if (width_tiles > 4 && width_tiles < 8) base.sample_tiles = 2;
+  if (width_tiles == 6) base.min_blocks = 0;  // (its kernel's bound of 4 is for one sample tile; measured unbound)
   return base;
 }
 

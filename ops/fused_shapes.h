@@ -2,8 +2,8 @@
 // The widths of the run-time-shaped kernels mlpcore_mlp_w<W>, in tiles of 16: X(W) for W = 1 ..
 // kMaxTilesPerLayer (ops/mlp_network.h), one kernel each.
 #define MLPCORE_RUNTIME_WIDTHS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
-// Those whose kernel (RuntimeActivations) has a twin for large feature-major batches on NVIDIA
-// (ops::runtime_large_batch_twin).
+// Those whose kernel (RuntimeKernelActivations: ReLU hidden layers) has a twin for large feature-major
+// batches on NVIDIA (ops::runtime_large_batch_twin).
 #define MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(X) X(1) X(5) X(6) X(7)
 
 // Networks that get a kernel with their shape and activations compiled in, besides the run-time-shaped

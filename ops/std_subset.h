@@ -16,6 +16,17 @@ struct integral_constant {
   constexpr operator T() const noexcept { return V; }
 };
 
+template <bool B, class T, class F>
+struct conditional {
+  using type = T;
+};
+template <class T, class F>
+struct conditional<false, T, F> {
+  using type = F;
+};
+template <bool B, class T, class F>
+using conditional_t = typename conditional<B, T, F>::type;
+
 template <class A, class B>
 inline constexpr bool is_same_v = false;
 template <class A>
@@ -68,6 +79,7 @@ __device__ constexpr To bit_cast(const From& from) noexcept {
 
 namespace mlpcore::ops::stdx {
 using std::bit_cast;
+using std::conditional_t;
 using std::integer_sequence;
 using std::integral_constant;
 using std::is_same_v;

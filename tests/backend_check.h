@@ -15,11 +15,6 @@
 
 namespace mlpcore::test {
 
-// Where value `i` of a [batch, dim] array is in `layout`.
-inline std::size_t position(std::size_t i, std::size_t dim, std::size_t batch, Layout layout) {
-  return layout == Layout::feature_major ? (i % dim) * batch + i / dim : i;
-}
-
 // Runs `batch` random samples in `layout` and I/O type T (float or float16 bits) through `net`, and checks
 // every output against the float64 reference of the inputs as stored: within `tolerance` relative to
 // max(1, |r|), every output written (the output is poisoned with NaN first), nothing past its end. `worst`

@@ -203,23 +203,26 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
 }
 
 // A run-time-shaped NVIDIA plan takes the twin that tests activations once per tile (mlpcore_mlp_w<W>_act)
-// where a hidden layer's activation is more than a compare and a select; none, ReLU and leaky ReLU hidden
-// layers keep the kernel that tests them per value, whatever the output layer's activation.
-TEST(FusedPlan, HiddenActivationsBeyondACompareAndSelectTakeThePerTileTwin) {
+// where any hidden layer's activation is other than ReLU (leaky ReLU and none too): the kernel without the
+// suffix has ReLU hidden layers compiled in (ops::RuntimeKernelActivations), and reads only the output
+// layer's, whatever it is.
+TEST(FusedPlan, HiddenActivationsOtherThanReluTakeThePerTileTwin) {
   std::mt19937 rng(5);
   for (const ActivationKind hidden : test::all_activation_kinds())
-    for (const ActivationKind last : {ActivationKind::none, ActivationKind::sigmoid}) {
-      const Model m = test::random_model(rng, {3, 64, 40, 2}, {Activation::make(ActivationKind::relu), Activation::make(hidden), Activation::make(last)});
-      const FusedPlan p = plan_fused(m, "t", {ops::TileFamily::nvidia});
-      const bool per_tile = !(hidden == ActivationKind::none || hidden == ActivationKind::relu || hidden == ActivationKind::leaky_relu);
-      SCOPED_TRACE(static_cast<int>(hidden));
-      EXPECT_EQ(p.activations_per_tile, per_tile);
-      EXPECT_EQ(p.kernel_name(), per_tile ? "mlpcore_mlp_w4_act" : "mlpcore_mlp_w4");
-      EXPECT_EQ(p.describe(), per_tile ? "run-time-shaped, 64 wide, activations tested per tile, for 3-64-40-2" : "run-time-shaped, 64 wide, for 3-64-40-2");
-      EXPECT_FALSE(plan_fused(m, "t", {ops::TileFamily::nvidia, true}).activations_per_tile) << "only run-time-shaped plans";
-      for (const auto amd : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
-        EXPECT_EQ(plan_fused(m, "t", {amd}).kernel_name(), "mlpcore_mlp_w4") << "AMD's kernels have no twins";
-    }
+    for (const bool first : {false, true})
+      for (const ActivationKind last : {ActivationKind::none, ActivationKind::sigmoid, ActivationKind::leaky_relu}) {
+        const Activation relu = Activation::make(ActivationKind::relu), other = Activation::make(hidden);
+        const Model m = test::random_model(rng, {3, 64, 40, 2}, {first ? other : relu, first ? relu : other, Activation::make(last)});
+        const FusedPlan p = plan_fused(m, "t", {ops::TileFamily::nvidia});
+        const bool per_tile = hidden != ActivationKind::relu;
+        SCOPED_TRACE(std::to_string(static_cast<int>(hidden)) + (first ? " in the first layer" : " in the second"));
+        EXPECT_EQ(p.activations_per_tile, per_tile);
+        EXPECT_EQ(p.kernel_name(), per_tile ? "mlpcore_mlp_w4_act" : "mlpcore_mlp_w4");
+        EXPECT_EQ(p.describe(), per_tile ? "run-time-shaped, 64 wide, activations tested per tile, for 3-64-40-2" : "run-time-shaped, 64 wide, for 3-64-40-2");
+        EXPECT_FALSE(plan_fused(m, "t", {ops::TileFamily::nvidia, true}).activations_per_tile) << "only run-time-shaped plans";
+        for (const auto amd : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+          EXPECT_EQ(plan_fused(m, "t", {amd}).kernel_name(), "mlpcore_mlp_w4") << "AMD's kernels have no twins";
+      }
 }
 
 // NVIDIA kernels specialized up to 32 wide with at most 2 input tiles and 16 matrix tiles per 16 samples
@@ -262,7 +265,7 @@ TEST(FusedPlan, SpecializedKernelsUpTo32WideHaveLargeBatchTwinsWithFourSampleTil
     EXPECT_FALSE(plan({2, 16, 16, 16, 1}, feature_major, family).large_batch_kernels);
 }
 
-// NVIDIA's run-time-shaped kernels (ReLU's form, RuntimeActivations) have feature-major twins for large
+// NVIDIA's run-time-shaped kernels (ReLU hidden layers, RuntimeKernelActivations) have feature-major twins for large
 // batches where they measured faster (ops::large_batch_policy): 16 wide with four sample tiles, for float32
 // I/O up to 8 outputs; 80-112 wide with two, for float32 I/O at any width; of any depth. 32-64 and 128 wide
 // have none, nor the per-tile twins (FusedPlan::activations_per_tile), nor AMD's kernels.
@@ -277,9 +280,12 @@ TEST(FusedPlan, RunTimeShapedKernelsHaveLargeBatchTwinsWhereMeasuredFaster) {
   for (const auto& [widths, sample_tiles] : twins) {
     const FusedPlan p = plan(widths);
     EXPECT_TRUE(p.large_batch_kernels) << p.shape;
-    ops::FusedPolicy twin = p.feature_major_policy;
-    twin.sample_tiles = sample_tiles;
-    EXPECT_EQ(p.large_batch_policy, twin) << p.shape << ": the kernel's policy with more sample tiles";
+    EXPECT_EQ(p.large_batch_policy.sample_tiles, sample_tiles) << p.shape;
+    EXPECT_LE(p.large_batch_policy.min_blocks, p.feature_major_policy.min_blocks) << p.shape << ": a launch bound no tighter";
+    ops::FusedPolicy twin = p.large_batch_policy;
+    twin.sample_tiles = p.feature_major_policy.sample_tiles;
+    twin.min_blocks = p.feature_major_policy.min_blocks;
+    EXPECT_EQ(twin, p.feature_major_policy) << p.shape << ": the kernel's policy with more sample tiles";
     EXPECT_TRUE(p.large_batch_float32_io) << p.shape;
     EXPECT_EQ(p.packed_shape(KernelSlot::feature_major_large_batch), p.packed_shape(KernelSlot::feature_major)) << p.shape;
     EXPECT_TRUE(p.describe().ends_with(", " + std::to_string(sample_tiles) + " sample tiles per wave from 2^20 feature-major samples")) << p.describe();

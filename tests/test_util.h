@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mlpcore/model.h"
+#include "mlpcore/network.h"
 #include "ops/half_bits.h"
 
 namespace mlpcore::test {
@@ -34,6 +35,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Where value `i` of a [batch, dim] array is in `layout`.
+inline std::size_t position(std::size_t i, std::size_t dim, std::size_t batch, Layout layout) {
+  return layout == Layout::feature_major ? (i % dim) * batch + i / dim : i;
+}
 
 inline const std::vector<ActivationKind>& all_activation_kinds() {
   static const std::vector<ActivationKind> kinds = {

@@ -59,7 +59,8 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
         };
         static_for_widths([&](auto width) {
           if (decltype(width)::value == plan.width_tiles)
-            k = plan.activations_per_tile ? kernel(width, ops::RuntimeActivationsPerTile{}) : kernel(width, ops::RuntimeActivations{});
+            k = plan.activations_per_tile ? kernel(width, ops::RuntimeActivationsPerTile{})
+                                            : kernel(width, ops::RuntimeKernelActivations<Tile::kFamily>{});
         });
         return k;
       }

@@ -83,7 +83,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.kind = request.specialize ? KernelKind::specialized : p.fixed_index >= 0 ? KernelKind::compiled_in : KernelKind::runtime_shaped;
   if (p.kind != KernelKind::compiled_in) p.fixed_index = -1;
   p.activations_per_tile = p.kind == KernelKind::runtime_shaped && ops::runtime_activations_per_tile(p.family) &&
-                           std::any_of(p.activations.begin(), p.activations.end() - 1, [](ActivationKind k) { return !ops::compares_and_selects(k); });
+                           std::any_of(p.activations.begin(), p.activations.end() - 1, [](ActivationKind k) { return k != ActivationKind::relu; });
   if (p.kind == KernelKind::specialized) p.layouts = request.layouts;
   // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
   // ops/fused_mlp_kernels.gpu.cpp).

@@ -54,9 +54,10 @@ struct FusedPlan {
   std::size_t input_dim = 0, output_dim = 0;
   int width_tiles = 1;                       // the widest layer in tiles
   int fixed_index = -1;                      // compiled_in: the ops/fused_shapes.h entry
-  // runtime_shaped: whether a hidden layer's activation is more than a compare and a select (SiLU, sine,
-  // ...: ops::compares_and_selects) where the family has twins that test activations once per tile
-  // (ops::runtime_activations_per_tile), so that the kernel is the twin (mlpcore_mlp_w<W>_act).
+  // runtime_shaped: whether a hidden layer's activation is other than ReLU where the family has twins that
+  // test activations once per tile (ops::runtime_activations_per_tile), so that the kernel is the twin
+  // (mlpcore_mlp_w<W>_act): the family's other kernels have ReLU hidden layers compiled in
+  // (ops::RuntimeKernelActivations).
   bool activations_per_tile = false;
   // What the kernels run with: `policy` the sample-major ones, `feature_major_policy` the feature-major ones.
   // They differ only where the table gives a kernel that reads feature-major input another first layer: a
