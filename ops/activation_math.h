@@ -88,11 +88,6 @@ MLPCORE_HOST_DEVICE inline T activate(ActivationKind kind, T param, T x) {
   return x;
 }
 
-// Whether an activation is a compare and a select of its input (none, ReLU, leaky ReLU).
-MLPCORE_HOST_DEVICE constexpr bool compares_and_selects(ActivationKind kind) {
-  return kind == ActivationKind::none || kind == ActivationKind::relu || kind == ActivationKind::leaky_relu;
-}
-
 // An activation as a compile-time constant; it converts to its ActivationKind.
 template <ActivationKind K>
 using ActivationConstant = stdx::integral_constant<ActivationKind, K>;

@@ -36,7 +36,7 @@ struct Math {
   static float divide(float a, float b) { return a / b; }
 };
 
-// Activations that are a compare and a select (ops::compares_and_selects) run on whole vectors (the
+// Activations that are a compare and a select (none, ReLU, leaky ReLU) run on whole vectors (the
 // formulas of ops::activate); the others element by element through ops::activate.
 
 template <ActivationKind K>
