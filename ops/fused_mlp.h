@@ -601,23 +601,39 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-// The policy of the run-time-shaped kernel of layout L, or of its feature-major twin for large batches
-// (LargeBatch; runtime_large_batch_policy, the kernel's without the _act suffix: only it has twins): its
-// launch bounds too, the same for the _act twins
-// (ops/fused_mlp_kernels.gpu.cpp).
-template <class Tile, int W, IoLayout L = IoLayout::sample_major, bool LargeBatch = false>
+// Which of a width's run-time-shaped kernels: the kernel of a layout, or a feature-major twin, for large
+// batches (runtime_large_batch_policy) or for inputs of one tile (runtime_one_tile_input_policy). Only the
+// kernels without the _act suffix have twins.
+enum class RuntimeTwin { none, large_batch, one_tile_input };
+
+// The policy of the run-time-shaped kernel of layout L, or of its Twin: its launch bounds too, the same for
+// the _act twins (ops/fused_mlp_kernels.gpu.cpp).
+template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Twin = RuntimeTwin::none>
 constexpr FusedPolicy runtime_shape_policy() {
-  static_assert(!LargeBatch || L == IoLayout::feature_major, "large-batch twins are feature-major");
+  static_assert(Twin == RuntimeTwin::none || L == IoLayout::feature_major, "the twins are feature-major");
   constexpr FusedPolicy kPolicy = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
-  return LargeBatch ? runtime_large_batch_policy(Tile::kFamily, W, kPolicy, false) : kPolicy;
+  switch (Twin) {
+    case RuntimeTwin::none: break;
+    case RuntimeTwin::large_batch: return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, false);
+    case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, false);
+  }
+  return kPolicy;
 }
 
-// Whether the family's run-time-shaped kernel W tiles wide with Activations has a twin for large
-// feature-major batches (as FusedPlan decides, with the same function).
-template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>>
-constexpr bool runtime_large_batch_twin() {
+// Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as
+// FusedPlan decides, with the same functions). No width has both.
+template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>>
+constexpr bool runtime_twin() {
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();
-  return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
+  static_assert(runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) == kPolicy ||
+                    runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) == kPolicy,
+                "a run-time-shaped kernel has one twin at most");
+  switch (Twin) {
+    case RuntimeTwin::none: break;
+    case RuntimeTwin::large_batch: return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
+    case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
+  }
+  return true;
 }
 
 // The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read
@@ -630,14 +646,19 @@ constexpr bool runtime_large_batch_twin() {
 // FusedPlan::packed_shape). What a network runs
 // where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
 // activation (on NVIDIA every depth of ReLU hidden layers, RuntimeKernelActivations), with a twin per
-// width whose Activations test each layer's once per tile (RuntimeActivationsPerTile), and (LargeBatch) a
-// feature-major twin of some widths for large batches, more sample tiles per wave (runtime_large_batch_twin). (With every layer's K and output tiles bounded at run
-// time instead, the kernel before this one, nvcc gave the 64-wide kernel 164-168 registers; 116-118 now.)
-template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>, bool LargeBatch = false, class Io, IoLayout L = IoLayout::sample_major>
+// width whose Activations test each layer's once per tile (RuntimeActivationsPerTile), and feature-major
+// twins of some widths (Twin, runtime_twin): for large batches, more sample tiles per wave, and for inputs
+// of one tile, which it runs as above and has no code for other inputs. (With every layer's K and output
+// tiles bounded at run time instead, the kernel before this one, nvcc gave the 64-wide kernel 164-168
+// registers; 116-118 now.)
+template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>, RuntimeTwin Twin = RuntimeTwin::none, class Io,
+          IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
-  static_assert(!LargeBatch || runtime_large_batch_twin<Tile, W, Activations>(), "no large-batch twin of this kernel");
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, LargeBatch>();
+  static_assert(runtime_twin<Tile, W, Twin, Activations>(), "no such twin of this kernel");
+  constexpr bool kOneTileInputOnly = Twin == RuntimeTwin::one_tile_input;
+  if (kOneTileInputOnly && !one_tile_first_layer(net.input_dim, net.num_layers)) abort_kernel("mlp_forward: the one-tile-input twin without one");
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, Twin>();
   constexpr int S = kPolicy.sample_tiles;
   using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
   Prefetch prefetch(input, net.input_dim, batch);
@@ -648,7 +669,7 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
     typename Tile::BFrag act[W][S];
     const BlockRows<Io> in = prefetch.rows(b);
     unsigned l = 0;
-    if (kPolicy.one_tile_first_layer && one_tile_first_layer(net.input_dim, net.num_layers)) {
+    if (kOneTileInputOnly || (kPolicy.one_tile_first_layer && one_tile_first_layer(net.input_dim, net.num_layers))) {
       typename Tile::BFrag first[1][S];
       load_input<Tile, L, Prefetch::kStagesEveryBlock>(first, 1, in.rows, net.input_dim, in.block, range);
       prefetch.fetch(next);

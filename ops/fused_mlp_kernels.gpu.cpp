@@ -6,7 +6,8 @@
 // activation, tests each layer's once per tile (ops::RuntimeActivationsPerTile,
 // ops::runtime_activations_per_tile), and for the widths of MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS
 // mlpcore_mlp_w<W>_fm_large, the feature-major kernel's twin for calls of 2^20 samples or more, more sample
-// tiles per warp (ops::runtime_large_batch_policy);
+// tiles per warp (ops::runtime_large_batch_policy), and for those of MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS
+// mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy);
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy
@@ -21,22 +22,26 @@
 // float32 accumulation only: with float16 accumulators they were slower on an H200 (cuda-f16acc against
 // cuda, float32 I/O: 32-32x2-3 12.6 against 14.3 G samples/s, 5-48x3-3 6.9 against 9.1, 16-64x3-16 6.4
 // against 7.2; at most 4% faster elsewhere).
-#define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout, large_batch)                                                            \
+#define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout, twin)                                                                    \
   MLPCORE_FUSED_KERNEL_IN(layout, name, io,                                                                                                \
-                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout, large_batch>()), \
-                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, large_batch>)
+                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout,                 \
+                                                              mlpcore::ops::RuntimeTwin::twin>()),                                         \
+                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, mlpcore::ops::RuntimeTwin::twin>)
 // Each layout's kernel takes its layout's policy, launch bounds included.
 #define MLPCORE_RUNTIME_KERNELS_WITH(W, activations, act)                                                            \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major, false)                          \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major, false)                    \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major, false)     \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major, false)
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major, none)                          \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major, none)                    \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major, none)     \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major, none)
 // The activations of the kernels without the _act suffix (on NVIDIA, ReLU hidden layers).
 #define MLPCORE_RUNTIME_ACTIVATIONS RuntimeKernelActivations<mlpcore::ops::NativeTile::kFamily>
-// The twins for large feature-major batches (ops::runtime_large_batch_twin), named as FusedPlan's slots say.
-#define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W)                                                                          \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm_large, float, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, true) \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm_large, mlpcore::ops::half_t, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, true)
+// The feature-major twins (ops::runtime_twin), for large batches and for inputs of one tile, named as
+// FusedPlan::kernel_name says.
+#define MLPCORE_RUNTIME_TWINS(W, twin, suffix)                                                                                  \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm##suffix, float, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin) \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm##suffix, mlpcore::ops::half_t, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin)
+#define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, large_batch, _large)
+#define MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, one_tile_input, _one_tile_input)
 #define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 #if defined(__CUDACC__)
 static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "the twins the plan picks are built");
@@ -44,21 +49,31 @@ static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTil
   MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, ) \
   MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivationsPerTile, _act)
 MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
+MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS)
 #define MLPCORE_LARGE_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
+#define MLPCORE_ONE_TILE_INPUT_TWIN_BITS (0u MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_WIDTH_BIT))
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
 #define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, )
 #define MLPCORE_LARGE_BATCH_TWIN_BITS 0u
+#define MLPCORE_ONE_TILE_INPUT_TWIN_BITS 0u
 #endif
 
 MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
-// The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer, and its large-batch twin where the
-// policy table gives one: each must be built, and only those.
+// The hosts pick mlpcore_mlp_w<W> for every W up to the widest layer, and its twins where the policy table
+// gives them: each must be built, and only those.
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_WIDTH_BIT)) == (1u << mlpcore::ops::kMaxTilesPerLayer) - 1u, "a run-time-shaped kernel for each width");
-#define MLPCORE_TWIN_BIT(W) | (mlpcore::ops::runtime_large_batch_twin<mlpcore::ops::NativeTile, W>() ? 1u << ((W) - 1) : 0u)
+#define MLPCORE_TWIN_BIT(W) | (mlpcore::ops::runtime_twin<mlpcore::ops::NativeTile, W, MLPCORE_TWIN>() ? 1u << ((W) - 1) : 0u)
+#define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::large_batch
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_LARGE_BATCH_TWIN_BITS,
               "a large-batch twin for each width the policy gives one, and no other");
+#undef MLPCORE_TWIN
+#define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::one_tile_input
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_ONE_TILE_INPUT_TWIN_BITS,
+              "a one-tile-input twin for each width the policy gives one, and no other");
+#undef MLPCORE_TWIN
 #undef MLPCORE_TWIN_BIT
+#undef MLPCORE_ONE_TILE_INPUT_TWIN_BITS
 #undef MLPCORE_LARGE_BATCH_TWIN_BITS
 #undef MLPCORE_WIDTH_BIT
 #undef MLPCORE_RUNTIME_ACTIVATIONS

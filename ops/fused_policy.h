@@ -107,7 +107,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // before the padding) -5% to +26% at 2^22, 0 to +54% at 2^16. A first layer of one input tile runs on
       // that tile alone from 32 wide (against padded, networks of up to 16 inputs: feature-major +9.9% at 2^22,
       // +1.5% at 2^16; sample-major +20.5% and +14.7%, geometric means), but in the 128-wide feature-major
-      // kernel: ptxas then gave it 96 registers instead of 128, and it ran 26-35% slower on 3-128x8-1.
+      // kernel: ptxas then gave it 96 registers instead of 128, and it ran 26-35% slower on 3-128x8-1 (since
+      // stop 49 a twin of its own runs it, runtime_one_tile_input_policy).
       // The 80-wide kernels are bound to 3 blocks per multiprocessor: left to itself, ptxas gave them 72
       // registers and spills (32,768 local-memory requests per 2^16-sample call of 32-80x4-8 sample-major);
       // bound, 94 registers sample-major and 112 feature-major, no spills. On an H200, six 80-wide
@@ -216,6 +217,36 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily 
   if (width_tiles > 4 && width_tiles < 8) base.sample_tiles = 2;
   if (width_tiles == 6) base.min_blocks = 0;  // (its kernel's bound of 4 is for one sample tile; measured unbound)
   return base;
+}
+
+// The policy of a run-time-shaped feature-major kernel's twin for networks whose input is one tile with a
+// hidden layer after it (ops::one_tile_first_layer), given the kernel's own (`base`) and whether it tests
+// activations once per tile; `base` where it has none. The twin runs that first layer on the one tile
+// alone and has no code for other inputs. NVIDIA's 128-wide feature-major kernel pads such an input
+// instead (fused_policy): with both first layers in one kernel, ptxas took it from 128 registers to 112,
+// and networks of wider inputs ran 17-25% slower (128-128x3-4), deep ones of one input tile 12-31% slower
+// (3-128x8-1). The twin (110 registers), on an H200 against the padding kernel, ReLU networks
+// feature-major, 2^16-2^22 samples: +14% to +63% with 2-7 hidden layers (3-128x2-1, 4-128-64-1 +37% to
+// +63%; 3-128x7-1 +18% to +51%, its weights now in L1, below), -3% to -8% with 8-12; at 2^14 -10% to +36%.
+// With SiLU hidden layers (the per-tile kernels) -27% to +35%, so those have none (docs/benchmarks.md,
+// "Stop 49").
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFamily family, int width_tiles, FusedPolicy base,
+                                                                       bool activations_per_tile) {
+  if (family != TileFamily::nvidia || activations_per_tile || width_tiles == 1 || base.one_tile_first_layer) return base;
+  base.one_tile_first_layer = true;
+  return base;
+}
+
+// The most matrix tiles per 16 samples a network may have to run the one-tile-input twin
+// (runtime_one_tile_input_policy), counted as the twin runs them (one_tile_input_tiles): their weights, 512 bytes a tile,
+// then stay within the 200 KiB of the L1 cache that its warps on a multiprocessor read them from. On an
+// H200, 128 wide: with 7 hidden layers (400 tiles) the twin ran 3-128x7-1 and 8-128x7-1 18-51% faster,
+// where the padding kernel's 456 tiles had spilled from L1 (it ran them at 1.0 G samples/s, 6 hidden
+// layers at 1.6); with 8 hidden layers (464 tiles) both spill, and the twin, with fewer registers to keep
+// loads in flight, lost 3-5% (3-128x8-1, 8-128x8-1, 16-128x8-16), with 10 and 12 5-8%.
+inline constexpr int kMaxOneTileInputTiles = 400;
+MLPCORE_HOST_DEVICE constexpr int one_tile_input_tiles(int width_tiles, int layers, int output_tiles) {
+  return width_tiles + (layers - 2) * width_tiles * width_tiles + width_tiles * output_tiles;
 }
 
 // Whether float32 I/O calls take the large-batch twins (`twin`, of the kernel's `base`) too, or only float16

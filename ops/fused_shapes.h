@@ -3,8 +3,11 @@
 // kMaxTilesPerLayer (ops/mlp_network.h), one kernel each.
 #define MLPCORE_RUNTIME_WIDTHS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 // Those whose kernel (RuntimeKernelActivations: ReLU hidden layers) has a twin for large feature-major
-// batches on NVIDIA (ops::runtime_large_batch_twin).
+// batches on NVIDIA (ops::runtime_twin, RuntimeTwin::large_batch).
 #define MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(X) X(1) X(5) X(6) X(7)
+// Those whose feature-major kernel (RuntimeKernelActivations) has a twin for inputs of one tile on NVIDIA
+// (ops::runtime_twin, RuntimeTwin::one_tile_input).
+#define MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(X) X(8)
 
 // Networks that get a kernel with their shape and activations compiled in, besides the run-time-shaped
 // mlpcore_mlp_w<W>: X(index, hidden activation, output activation, widths in tiles of 16: input,

@@ -91,6 +91,10 @@ TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
   for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
   MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_LARGE_BATCH)
 #undef MLPCORE_EXPECT_LARGE_BATCH
+#define MLPCORE_EXPECT_ONE_TILE_INPUT(width) \
+  for (const char* io : {"_fm_one_tile_input", "_f16_fm_one_tile_input"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
+  MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_EXPECT_ONE_TILE_INPUT)
+#undef MLPCORE_EXPECT_ONE_TILE_INPUT
 #define MLPCORE_EXPECT_FIXED(index, ...) add("mlpcore_mlp_fixed_" #index, {"", "_f16acc"});
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED
@@ -117,7 +121,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   const std::map<std::string, std::string> entries = fatbin_ptx_entries();
   ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
   std::set<int> bounds;
-  int large_batch_twins = 0;
+  int large_batch_twins = 0, one_tile_input_twins = 0;
   for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w)
     for (const bool sample_major : {true, false}) {
       const ops::FusedShape shape{w, w, w, ops::ShapeKnown::widest, sample_major};
@@ -126,12 +130,17 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
       std::vector<std::pair<std::string, int>> names;  // each kernel and its bound
       for (const char* io : {"", "_f16", "_act", "_act_f16"})
         names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"), policy.min_blocks);
-      // the feature-major kernel's twin for large batches, where the host plans one, takes the twin's bound
+      // the feature-major kernel's twins, where the host plans them, take the twin's bound
       const ops::FusedPolicy twin = ops::runtime_large_batch_policy(ops::TileFamily::nvidia, w, policy, false);
       if (!sample_major && twin != policy) {
         bounds.insert(twin.min_blocks);
         for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_large", twin.min_blocks);
         ++large_batch_twins;
+      }
+      const ops::FusedPolicy one_tile = ops::runtime_one_tile_input_policy(ops::TileFamily::nvidia, w, policy, false);
+      if (!sample_major && one_tile != policy) {
+        for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_one_tile_input", one_tile.min_blocks);
+        ++one_tile_input_twins;
       }
       for (const auto& [name, expected] : names) {
         const auto entry = entries.find(name);
@@ -143,6 +152,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
       }
     }
   EXPECT_GT(large_batch_twins, 0);
+  EXPECT_GT(one_tile_input_twins, 0);
   EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
 }

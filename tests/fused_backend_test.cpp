@@ -207,7 +207,9 @@ TEST_P(FusedBackend, RunTimeShapedKernelOfEveryWidthMatchesFloat64) {
 // (up to 16 features) followed by a hidden layer runs its first layer on that tile alone
 // (ops::one_tile_first_layer): 16 features, and a single layer of 16 -> 40, which is padded. On NVIDIA
 // the networks with a hidden activation other than ReLU run the twin that tests it once per tile, the
-// others (ReLU hidden layers, and the single layers) the kernel with ReLU compiled in.
+// others (ReLU hidden layers, and the single layers) the kernel with ReLU compiled in, and 128 wide with an
+// input of one tile, feature-major, that kernel's twin for such inputs (3-128-40-128-2; 20-128-128-3, two
+// input tiles, the kernel itself).
 TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
   std::mt19937 rng(seed(22));
   Stats stats;
@@ -222,7 +224,9 @@ TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
       {{3, 48, 48, 48, 2}, {K::relu, K::relu, K::relu, K::sigmoid}},
       {{8, 32, 20, 32, 4}, {K::relu, K::relu, K::relu, K::none}},
       {{4, 32, 32, 1}, {K::leaky_relu, K::leaky_relu, K::none}},
-      {{6, 80, 80, 3}, {K::none, K::relu, K::tanh}}};
+      {{6, 80, 80, 3}, {K::none, K::relu, K::tanh}},
+      {{3, 128, 40, 128, 2}, {K::relu, K::relu, K::relu, K::sigmoid}},
+      {{20, 128, 128, 3}, {K::relu, K::relu, K::none}}};
   for (const auto& [widths, kinds] : cases) {
     std::vector<Activation> acts;
     for (const K k : kinds) acts.push_back(activation_of(k));
@@ -237,6 +241,7 @@ TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
       const bool nvidia = GetParam().starts_with("cuda") || GetParam().starts_with("emu-nvidia");
       const bool beyond_relu = std::any_of(kinds.begin(), kinds.end() - 1, [](K k) { return k != K::relu; });
       EXPECT_EQ(kernel.find("activations tested per tile") != std::string::npos, nvidia && beyond_relu) << name << ": " << kernel;
+      EXPECT_EQ(kernel.find("feature-major first layer on one input tile") != std::string::npos, nvidia && name == "3-128-40-128-2") << name << ": " << kernel;
     }
     check<float>(m, GetParam(), 33, rng, "float32 " + name, stats, 0, Layout::sample_major);
     check<std::uint16_t>(m, GetParam(), 47, rng, "float16 " + name, stats, 0, Layout::feature_major);

@@ -289,7 +289,7 @@ TEST(FusedPlan, RunTimeShapedKernelsHaveLargeBatchTwinsWhereMeasuredFaster) {
     EXPECT_TRUE(p.large_batch_float32_io) << p.shape;
     EXPECT_EQ(p.packed_shape(KernelSlot::feature_major_large_batch), p.packed_shape(KernelSlot::feature_major)) << p.shape;
     EXPECT_TRUE(p.describe().ends_with(", " + std::to_string(sample_tiles) + " sample tiles per wave from 2^20 feature-major samples")) << p.describe();
-    EXPECT_EQ(p.kernel_name() + fused_kernel_suffix(Io::f16, KernelSlot::feature_major_large_batch),
+    EXPECT_EQ(p.kernel_name(Io::f16, KernelSlot::feature_major_large_batch),
               "mlpcore_mlp_w" + std::to_string(p.width_tiles) + "_f16_fm_large");
   }
   const FusedPlan wide_output = plan({1, 16, 16, 16});
@@ -309,6 +309,54 @@ TEST(FusedPlan, RunTimeShapedKernelsHaveLargeBatchTwinsWhereMeasuredFaster) {
     EXPECT_FALSE(plan({2, 16, 16, 16, 1}, family).large_batch_kernels);
     EXPECT_FALSE(plan({3, 80, 80, 80, 1}, family).large_batch_kernels);
   }
+}
+
+// NVIDIA's 128-wide feature-major kernel (ReLU hidden layers) pads an input of one tile to its width; its
+// twin for such inputs (ops::runtime_one_tile_input_policy) runs that first layer on the one tile. The plan
+// names the twin for feature-major calls of a network of at most 16 inputs with a hidden layer after them
+// (ops::one_tile_first_layer) and packs its first layer one K tile wide, as for the sample-major kernel,
+// up to ops::kMaxOneTileInputTiles matrix tiles (7 hidden layers of 128, not 8); not for wider inputs, a
+// single layer, the per-tile kernels, the sample-major kernel (which runs such inputs on one tile itself),
+// other widths (whose kernels do too) or AMD's kernels.
+TEST(FusedPlan, TheWidestFeatureMajorKernelHasATwinForInputsOfOneTile) {
+  const auto plan = [](const std::vector<std::size_t>& widths, ops::TileFamily family = ops::TileFamily::nvidia) {
+    const FusedPlan p = plan_fused(relu_model(widths), "t", {family, false});
+    EXPECT_EQ(p.kind, KernelKind::runtime_shaped) << p.shape;
+    return p;
+  };
+  std::vector<std::size_t> deepest(9, 128);  // 3-128x7-1
+  deepest.front() = 3;
+  deepest.back() = 1;
+  std::vector<std::size_t> too_deep = deepest;  // 3-128x8-1
+  too_deep.insert(too_deep.begin() + 1, 128);
+  EXPECT_EQ(ops::one_tile_input_tiles(8, 8, 1), ops::kMaxOneTileInputTiles);
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{3, 128, 128, 1}, {16, 128, 40, 128, 2}, {1, 100, 128, 64, 3}, deepest}) {
+    const FusedPlan p = plan(widths);
+    EXPECT_TRUE(p.one_tile_input_twin) << p.shape;
+    EXPECT_TRUE(p.feature_major_policy.one_tile_first_layer) << p.shape;
+    EXPECT_EQ(p.packed_shape(KernelSlot::feature_major), p.packed_shape(KernelSlot::sample_major)) << p.shape << ": one K tile, as the sample-major kernel";
+    EXPECT_EQ(p.kernel_name(Io::f32, KernelSlot::feature_major), "mlpcore_mlp_w8_fm_one_tile_input");
+    EXPECT_EQ(p.kernel_name(Io::f16, KernelSlot::feature_major), "mlpcore_mlp_w8_f16_fm_one_tile_input");
+    EXPECT_EQ(p.kernel_name(Io::f16, KernelSlot::sample_major), "mlpcore_mlp_w8_f16") << "sample-major: the kernel";
+    EXPECT_FALSE(p.large_batch_kernels) << p.shape;
+    EXPECT_NE(p.describe().find(", feature-major first layer on one input tile"), std::string::npos) << p.describe();
+    ops::FusedPolicy kernel = p.feature_major_policy;
+    kernel.one_tile_first_layer = false;
+    EXPECT_EQ(kernel, ops::fused_policy(ops::TileFamily::nvidia, {8, 8, 8, ops::ShapeKnown::widest, false})) << p.shape << ": the kernel's policy but the first layer";
+  }
+  std::mt19937 rng(5);
+  const Activation silu = Activation::make(ActivationKind::silu), none = Activation::make(ActivationKind::none);
+  const FusedPlan per_tile = plan_fused(test::random_model(rng, {3, 128, 128, 1}, {silu, silu, none}), "t", {ops::TileFamily::nvidia, false});
+  ASSERT_TRUE(per_tile.activations_per_tile);
+  EXPECT_FALSE(per_tile.one_tile_input_twin) << "the per-tile twins have none";
+  EXPECT_EQ(per_tile.kernel_name(Io::f32, KernelSlot::feature_major), "mlpcore_mlp_w8_act_fm");
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{17, 128, 128, 1}, {128, 128, 128, 4}, {3, 128}, {3, 112, 112, 1}, {3, 64, 64, 64, 1}, too_deep}) {
+    const FusedPlan p = plan(widths);
+    EXPECT_FALSE(p.one_tile_input_twin) << p.shape;
+    EXPECT_EQ(p.kernel_name(Io::f32, KernelSlot::feature_major), p.kernel_name() + "_fm") << p.shape;
+  }
+  for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    EXPECT_FALSE(plan({3, 128, 128, 1}, family).one_tile_input_twin);
 }
 
 // Up to 64 wide with more than 2 input tiles (read from global memory without a stage), the twins keep

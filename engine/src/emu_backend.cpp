@@ -26,6 +26,9 @@ void static_for_widths(F f) {
   [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I + 1>{}), ...); }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
 }
 
+template <ops::RuntimeTwin Twin>
+using TwinTag = std::integral_constant<ops::RuntimeTwin, Twin>;
+
 // The compiled-in or run-time-shaped kernel of `plan`, as the hip and cuda backends pick it.
 template <class Tile>
 EmulatedKernel planned_kernel(const FusedPlan& plan) {
@@ -47,15 +50,16 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
         const auto kernel = [&](auto width, auto activations) {
           constexpr int W = decltype(width)::value;
           using Activations = decltype(activations);
-          const auto forward = [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-            ops::mlp_forward<Tile, W, Activations>(view, in, o, n, layout);
+          using ops::RuntimeTwin;
+          const auto forward = []<RuntimeTwin Twin>(TwinTag<Twin>) {
+            return [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) { ops::mlp_forward<Tile, W, Activations, Twin>(view, in, o, n, layout); };
           };
-          if constexpr (ops::runtime_large_batch_twin<Tile, W, Activations>())
-            return emulated_kernel(forward, [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-              ops::mlp_forward<Tile, W, Activations, true>(view, in, o, n, layout);
-            });
-          else
-            return emulated_kernel(forward);
+          EmulatedKernel e = emulated_kernel(forward(TwinTag<RuntimeTwin::none>{}));
+          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::large_batch, Activations>())
+            set_emulated_slot<KernelSlot::feature_major_large_batch>(e, forward(TwinTag<RuntimeTwin::large_batch>{}));
+          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>())
+            if (plan.one_tile_input_twin) set_emulated_slot<KernelSlot::feature_major>(e, forward(TwinTag<RuntimeTwin::one_tile_input>{}));
+          return e;
         };
         static_for_widths([&](auto width) {
           if (decltype(width)::value == plan.width_tiles)

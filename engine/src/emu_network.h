@@ -72,21 +72,21 @@ class EmuNetwork final : public BackendNetwork {
   CallRouting routing_;
 };
 
-// The kernel body Forward (a generic callable taking view, input, output, batch and an ops::LayoutTag) for
-// both I/O types and both layouts, and LargeBatch's (the same form) for large feature-major batches.
-template <class Forward, class LargeBatch = std::nullptr_t>
-EmulatedKernel emulated_kernel(Forward forward, LargeBatch large_batch = nullptr) {
+// Sets Slot of `k` to the kernel body `body` (a generic callable taking view, input, output, batch and an
+// ops::LayoutTag) for both I/O types, in the slot's layout.
+template <KernelSlot Slot, class Body>
+void set_emulated_slot(EmulatedKernel& k, Body body) {
+  constexpr ops::LayoutTag<Slot == KernelSlot::sample_major ? ops::IoLayout::sample_major : ops::IoLayout::feature_major> tag;
+  k.f32[static_cast<int>(Slot)] = [body, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { body(v, in, out, n, tag); };
+  k.f16[static_cast<int>(Slot)] = [body, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) { body(v, in, out, n, tag); };
+}
+
+// The kernel body Forward in both layouts' slots.
+template <class Forward>
+EmulatedKernel emulated_kernel(Forward forward) {
   EmulatedKernel k;
-  const auto in_slot = [&]<ops::IoLayout L>(KernelSlot slot, auto body, ops::LayoutTag<L> tag) {
-    k.f32[static_cast<int>(slot)] = [body, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { body(v, in, out, n, tag); };
-    k.f16[static_cast<int>(slot)] = [body, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) {
-      body(v, in, out, n, tag);
-    };
-  };
-  in_slot(KernelSlot::sample_major, forward, ops::LayoutTag<ops::IoLayout::sample_major>{});
-  in_slot(KernelSlot::feature_major, forward, ops::LayoutTag<ops::IoLayout::feature_major>{});
-  if constexpr (!std::is_same_v<LargeBatch, std::nullptr_t>)
-    in_slot(KernelSlot::feature_major_large_batch, large_batch, ops::LayoutTag<ops::IoLayout::feature_major>{});
+  set_emulated_slot<KernelSlot::sample_major>(k, forward);
+  set_emulated_slot<KernelSlot::feature_major>(k, forward);
   return k;
 }
 

@@ -96,10 +96,20 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
   // for large feature-major batches where their policy function gives one (large_batch_policy, and
   // runtime_large_batch_policy: a specialized source builds the twins, the library has the run-time-shaped
-  // ones); the compiled-in kernels serve both layouts with one policy.
+  // ones); the compiled-in kernels serve both layouts with one policy. A network of one input tile runs
+  // the run-time-shaped feature-major kernel's twin for such inputs where the library has one and its
+  // weights fit (ops::kMaxOneTileInputTiles).
   if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
+    if (p.kind == KernelKind::runtime_shaped) {
+      const ops::FusedPolicy one_tile = ops::runtime_one_tile_input_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile);
+      const int layers = static_cast<int>(model.layers.size());
+      p.one_tile_input_twin = one_tile != p.feature_major_policy &&
+                              ops::one_tile_first_layer(static_cast<std::uint32_t>(p.input_dim), static_cast<std::uint32_t>(layers)) &&
+                              ops::one_tile_input_tiles(p.width_tiles, layers, p.widths.back()) <= ops::kMaxOneTileInputTiles;
+      if (p.one_tile_input_twin) p.feature_major_policy = one_tile;
+    }
     p.large_batch_policy = p.kind == KernelKind::runtime_shaped
                                ? ops::runtime_large_batch_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile)
                                : ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
@@ -144,11 +154,6 @@ KernelSlot CallRouting::slot(const IoBuffers& call) const {
   return copied || !large_batch_takes_aligned_input_only ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
 }
 
-std::string fused_kernel_suffix(Io io, KernelSlot slot) {
-  return std::string(io == Io::f16 ? "_f16" : "") + (slot_layout(slot) == Layout::feature_major ? "_fm" : "") +
-         (slot == KernelSlot::feature_major_large_batch ? "_large" : "");
-}
-
 const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
   switch (slot) {
     case KernelSlot::sample_major: return policy;
@@ -186,6 +191,13 @@ std::string FusedPlan::kernel_name() const {
   return {};
 }
 
+std::string FusedPlan::kernel_name(Io io, KernelSlot slot) const {
+  const std::string twin = slot == KernelSlot::feature_major_large_batch                  ? "_large"
+                           : slot == KernelSlot::feature_major && one_tile_input_twin ? "_one_tile_input"
+                                                                                         : "";
+  return kernel_name() + (io == Io::f16 ? "_f16" : "") + (slot_layout(slot) == Layout::feature_major ? "_fm" : "") + twin;
+}
+
 std::string FusedPlan::describe() const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
   const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
@@ -196,8 +208,8 @@ std::string FusedPlan::describe() const {
       large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
   switch (kind) {
     case KernelKind::runtime_shaped:
-      return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + (activations_per_tile ? ", activations tested per tile" : "") + ", for " +
-             shape + large;
+      return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + (activations_per_tile ? ", activations tested per tile" : "") +
+             (one_tile_input_twin ? ", feature-major first layer on one input tile" : "") + ", for " + shape + large;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";

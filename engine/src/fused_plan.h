@@ -59,6 +59,10 @@ struct FusedPlan {
   // (mlpcore_mlp_w<W>_act): the family's other kernels have ReLU hidden layers compiled in
   // (ops::RuntimeKernelActivations).
   bool activations_per_tile = false;
+  // runtime_shaped: whether the feature-major kernels are the twins for an input of one tile with a hidden
+  // layer after it (ops::runtime_one_tile_input_policy, mlpcore_mlp_w<W>_fm_one_tile_input; where the
+  // network's weights fit, ops::kMaxOneTileInputTiles), which feature_major_policy then is.
+  bool one_tile_input_twin = false;
   // What the kernels run with: `policy` the sample-major ones, `feature_major_policy` the feature-major ones.
   // They differ only where the table gives a kernel that reads feature-major input another first layer: a
   // narrow one that sample-major input does not pay for (specialized), or none of one K tile (the 128-wide
@@ -80,7 +84,10 @@ struct FusedPlan {
   // Why a network the backend could have specialized runs the built-in kernels instead; "" otherwise.
   std::string not_specialized;
 
-  std::string kernel_name() const;           // without the I/O suffix (fused_kernel_suffix)
+  std::string kernel_name() const;           // the kernel's, without the suffixes of kernel_name(io, slot)
+  // The kernel that runs calls of this I/O type in `slot`: kernel_name(), then "_f16" for float16 I/O, "_fm"
+  // for feature-major, and "_large" for the large-batch twin or "_one_tile_input" for the one-tile-input one.
+  std::string kernel_name(Io io, KernelSlot slot) const;
   // The policy the kernel in `slot` runs with.
   const ops::FusedPolicy& policy_of(KernelSlot slot) const;
   ops::FusedPolicy& policy_of(KernelSlot slot);
@@ -137,10 +144,6 @@ struct CallRouting {
   int sample_tiles_in(KernelSlot slot) const { return sample_tiles[static_cast<std::size_t>(slot)]; }
 };
 CallRouting call_routing(const FusedPlan& plan);
-
-// What a fused kernel's name gets for its twin of this I/O type and slot: "_f16" for float16, then "_fm" for
-// feature-major, then "_large" for the large-batch twin; "" for float32, sample-major.
-std::string fused_kernel_suffix(Io io, KernelSlot slot);
 
 // The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers
 // that run in a loop (FusedPolicy::loop_layers).

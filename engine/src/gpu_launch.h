@@ -68,7 +68,7 @@ FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModul
   FusedKernels kernels{{}, call_routing(plan)};
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
-      const std::string twin = plan.kernel_name() + fused_kernel_suffix(io, slot);
+      const std::string twin = plan.kernel_name(io, slot);
       void*& kernel = kernels.by_index[fused_kernel_index(io, slot)];
       for (const DeviceModule<Runtime>& m : modules)
         if (!kernel) kernel = rt.function(m.get(), twin.c_str());

@@ -74,7 +74,7 @@ std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan) {
   std::vector<SpecializedKernel> out;
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16})
-      if (has_kernel(plan, slot, io)) out.push_back({io, slot, plan.kernel_name() + fused_kernel_suffix(io, slot)});
+      if (has_kernel(plan, slot, io)) out.push_back({io, slot, plan.kernel_name(io, slot)});
   return out;
 }
 

@@ -18,7 +18,7 @@ std::string specialized_source(const FusedPlan& plan);
 struct SpecializedKernel {
   Io io;
   KernelSlot slot;
-  std::string name;  // plan.kernel_name() and its suffix (fused_kernel_suffix)
+  std::string name;  // plan.kernel_name(io, slot)
 };
 
 // The plan's kernels: float32 and float16 I/O, in each layout it serves, and the feature-major twins for

@@ -19,7 +19,7 @@ namespace mlpcore::detail {
 namespace {
 
 // For every width and both activation forms, the plan names a twin exactly where the kernels have one
-// (ops::runtime_large_batch_twin, which the library's kernel list is checked against), with the policy the
+// (ops::runtime_twin, which the library's kernel list is checked against), with the policy the
 // twin is compiled with (ops::runtime_shape_policy, launch bounds included).
 TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
   std::mt19937 rng(30);
@@ -35,10 +35,11 @@ TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
                 plan_fused(test::random_model(rng, {3, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}), "t",
                            {ops::TileFamily::nvidia});  // (no compiled-in shape has three hidden layers)
             ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
-            const bool twin = plan.activations_per_tile ? ops::runtime_large_batch_twin<ops::TileMmaSm80, W, ops::RuntimeActivationsPerTile>()
-                                                        : ops::runtime_large_batch_twin<ops::TileMmaSm80, W, ops::RuntimeKernelActivations<ops::TileFamily::nvidia>>();
+            constexpr ops::RuntimeTwin kLarge = ops::RuntimeTwin::large_batch;
+            const bool twin = plan.activations_per_tile ? ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeActivationsPerTile>()
+                                                        : ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeKernelActivations<ops::TileFamily::nvidia>>();
             EXPECT_EQ(plan.large_batch_kernels, twin) << plan.shape << (plan.activations_per_tile ? " (per tile)" : "");
-            if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, true>())) << plan.shape;
+            if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, kLarge>())) << plan.shape;
             twins += twin;
           }
         }(),

@@ -51,8 +51,10 @@ bool register_emulated(std::size_t index) {
   r.family = Network::kFamily;
   r.f16_accumulation = Network::kF16Accumulation;
   r.kernel = detail::emulated_kernel(
-      [](const auto& view, const auto* in, auto* out, unsigned n, auto layout) { Network::template run<Tile, false>(view, in, out, n, layout); },
-      [](const auto& view, const auto* in, auto* out, unsigned n, auto layout) { Network::template run<Tile, true>(view, in, out, n, layout); });
+      [](const auto& view, const auto* in, auto* out, unsigned n, auto layout) { Network::template run<Tile, false>(view, in, out, n, layout); });
+  detail::set_emulated_slot<detail::KernelSlot::feature_major_large_batch>(r.kernel, [](const auto& view, const auto* in, auto* out, unsigned n, auto layout) {
+    Network::template run<Tile, true>(view, in, out, n, layout);
+  });
   r.make = [](const Model& model, const detail::FusedPlan& plan, detail::EmulatedKernel kernel) -> std::unique_ptr<detail::BackendNetwork> {
     return std::make_unique<detail::EmuNetwork<Tile>>(model, plan, "emulated specialized", std::move(kernel));
   };
