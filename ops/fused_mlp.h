@@ -621,7 +621,9 @@ constexpr FusedPolicy runtime_shape_policy() {
 }
 
 // Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as
-// FusedPlan decides, with the same functions). No width has both.
+// FusedPlan decides, with the same functions; `none`, the kernel itself, always). No width has both: the
+// plan derives the large-batch twin's policy from the feature-major slot's, which the one-tile-input twin
+// changes, and its packing with it.
 template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>>
 constexpr bool runtime_twin() {
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();

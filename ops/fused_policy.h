@@ -64,6 +64,27 @@ struct FusedPolicy {
 // 16 kMaxSampleTiles samples counted in 32 bits).
 inline constexpr int kMaxSampleTiles = 4;
 
+// NVIDIA's run-time-shaped kernels by width in tiles of 16, as measured (fused_policy and
+// runtime_large_batch_policy say where): the blocks per multiprocessor each kernel is bound to
+// (FusedPolicy::min_blocks; 0 unbound), and its feature-major twin's for large batches: sample tiles per
+// wave (0: no twin) and bound. The 96-wide twin is unbound where its kernel is bound to 4: that bound is for
+// one sample tile, and the twin of two was measured unbound.
+struct RuntimeShapeTuning {
+  int min_blocks = 0;
+  int large_batch_sample_tiles = 0;
+  int large_batch_min_blocks = 0;
+};
+MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
+  switch (width_tiles) {
+    case 1: return {5, 4, 5};
+    case 4: return {4};
+    case 5: return {3, 2, 3};
+    case 6: return {4, 2, 0};
+    case 7: return {0, 2, 0};
+    default: return {};  // 32, 48 and 128 wide
+  }
+}
+
 MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedShape shape) {
   switch (family) {
     case TileFamily::rdna3:
@@ -143,7 +164,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
-        const int min_blocks = shape.width_tiles == 1 ? 5 : shape.width_tiles == 4 || shape.width_tiles == 6 ? 4 : shape.width_tiles == 5 ? 3 : 0;
+        const int min_blocks = nvidia_runtime_shape_tuning(shape.width_tiles).min_blocks;
         if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile};
         return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true};
       }
@@ -212,10 +233,10 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, 
 //  - not 32 wide with four (-6% to +1%: ptxas took 118 registers; bound to 96 it spilled, -17% to +3%),
 //    nor 48-64 wide (-34% to 0%).
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily family, int width_tiles, FusedPolicy base, bool activations_per_tile) {
-  if (family != TileFamily::nvidia || activations_per_tile) return base;
-  if (width_tiles == 1) base.sample_tiles = 4;
-  if (width_tiles > 4 && width_tiles < 8) base.sample_tiles = 2;
-  if (width_tiles == 6) base.min_blocks = 0;  // (its kernel's bound of 4 is for one sample tile; measured unbound)
+  const RuntimeShapeTuning tuning = nvidia_runtime_shape_tuning(width_tiles);
+  if (family != TileFamily::nvidia || activations_per_tile || tuning.large_batch_sample_tiles == 0) return base;
+  base.sample_tiles = tuning.large_batch_sample_tiles;
+  base.min_blocks = tuning.large_batch_min_blocks;
   return base;
 }
 
@@ -245,6 +266,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFami
 // layers at 1.6); with 8 hidden layers (464 tiles) both spill, and the twin, with fewer registers to keep
 // loads in flight, lost 3-5% (3-128x8-1, 8-128x8-1, 16-128x8-16), with 10 and 12 5-8%.
 inline constexpr int kMaxOneTileInputTiles = 400;
+// The twin's matrix tiles per 16 samples for `layers` layers: the first layer's W (one K tile), each
+// hidden layer's W x W, the last layer's W x output_tiles.
 MLPCORE_HOST_DEVICE constexpr int one_tile_input_tiles(int width_tiles, int layers, int output_tiles) {
   return width_tiles + (layers - 2) * width_tiles * width_tiles + width_tiles * output_tiles;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
@@ -121,7 +122,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   const std::map<std::string, std::string> entries = fatbin_ptx_entries();
   ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
   std::set<int> bounds;
-  int large_batch_twins = 0, one_tile_input_twins = 0;
+  std::map<std::string, int> twins_of;  // kernels with each twin
   for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w)
     for (const bool sample_major : {true, false}) {
       const ops::FusedShape shape{w, w, w, ops::ShapeKnown::widest, sample_major};
@@ -131,17 +132,15 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
       for (const char* io : {"", "_f16", "_act", "_act_f16"})
         names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"), policy.min_blocks);
       // the feature-major kernel's twins, where the host plans them, take the twin's bound
-      const ops::FusedPolicy twin = ops::runtime_large_batch_policy(ops::TileFamily::nvidia, w, policy, false);
-      if (!sample_major && twin != policy) {
-        bounds.insert(twin.min_blocks);
-        for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_large", twin.min_blocks);
-        ++large_batch_twins;
-      }
-      const ops::FusedPolicy one_tile = ops::runtime_one_tile_input_policy(ops::TileFamily::nvidia, w, policy, false);
-      if (!sample_major && one_tile != policy) {
-        for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + "_fm_one_tile_input", one_tile.min_blocks);
-        ++one_tile_input_twins;
-      }
+      const std::pair<std::string, ops::FusedPolicy> twins[] = {
+          {"_fm_large", ops::runtime_large_batch_policy(ops::TileFamily::nvidia, w, policy, false)},
+          {"_fm_one_tile_input", ops::runtime_one_tile_input_policy(ops::TileFamily::nvidia, w, policy, false)}};
+      for (const auto& [suffix, twin] : twins)
+        if (!sample_major && twin != policy) {
+          bounds.insert(twin.min_blocks);
+          for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + suffix, twin.min_blocks);
+          ++twins_of[suffix];
+        }
       for (const auto& [name, expected] : names) {
         const auto entry = entries.find(name);
         ASSERT_NE(entry, entries.end()) << name;
@@ -151,8 +150,8 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
         EXPECT_EQ(bound, expected) << name;
       }
     }
-  EXPECT_GT(large_batch_twins, 0);
-  EXPECT_GT(one_tile_input_twins, 0);
+  EXPECT_GT(twins_of["_fm_large"], 0);
+  EXPECT_GT(twins_of["_fm_one_tile_input"], 0);
   EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
 }

@@ -342,7 +342,8 @@ TEST(FusedPlan, TheWidestFeatureMajorKernelHasATwinForInputsOfOneTile) {
     EXPECT_NE(p.describe().find(", feature-major first layer on one input tile"), std::string::npos) << p.describe();
     ops::FusedPolicy kernel = p.feature_major_policy;
     kernel.one_tile_first_layer = false;
-    EXPECT_EQ(kernel, ops::fused_policy(ops::TileFamily::nvidia, {8, 8, 8, ops::ShapeKnown::widest, false})) << p.shape << ": the kernel's policy but the first layer";
+    EXPECT_EQ(kernel, ops::fused_policy(ops::TileFamily::nvidia, {8, 8, 8, ops::ShapeKnown::widest, false}))
+        << p.shape << ": the kernel's policy but the first layer";
   }
   std::mt19937 rng(5);
   const Activation silu = Activation::make(ActivationKind::silu), none = Activation::make(ActivationKind::none);
@@ -350,7 +351,8 @@ TEST(FusedPlan, TheWidestFeatureMajorKernelHasATwinForInputsOfOneTile) {
   ASSERT_TRUE(per_tile.activations_per_tile);
   EXPECT_FALSE(per_tile.one_tile_input_twin) << "the per-tile twins have none";
   EXPECT_EQ(per_tile.kernel_name(Io::f32, KernelSlot::feature_major), "mlpcore_mlp_w8_act_fm");
-  for (const auto& widths : std::vector<std::vector<std::size_t>>{{17, 128, 128, 1}, {128, 128, 128, 4}, {3, 128}, {3, 112, 112, 1}, {3, 64, 64, 64, 1}, too_deep}) {
+  const std::vector<std::vector<std::size_t>> without_twin = {{17, 128, 128, 1}, {128, 128, 128, 4}, {3, 128}, {3, 112, 112, 1}, {3, 64, 64, 64, 1}, too_deep};
+  for (const auto& widths : without_twin) {
     const FusedPlan p = plan(widths);
     EXPECT_FALSE(p.one_tile_input_twin) << p.shape;
     EXPECT_EQ(p.kernel_name(Io::f32, KernelSlot::feature_major), p.kernel_name() + "_fm") << p.shape;

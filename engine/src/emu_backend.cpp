@@ -52,13 +52,18 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
           using Activations = decltype(activations);
           using ops::RuntimeTwin;
           const auto forward = []<RuntimeTwin Twin>(TwinTag<Twin>) {
-            return [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) { ops::mlp_forward<Tile, W, Activations, Twin>(view, in, o, n, layout); };
+            return [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+              ops::mlp_forward<Tile, W, Activations, Twin>(view, in, o, n, layout);
+            };
           };
           EmulatedKernel e = emulated_kernel(forward(TwinTag<RuntimeTwin::none>{}));
           if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::large_batch, Activations>())
             set_emulated_slot<KernelSlot::feature_major_large_batch>(e, forward(TwinTag<RuntimeTwin::large_batch>{}));
-          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>())
+          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>()) {
             if (plan.one_tile_input_twin) set_emulated_slot<KernelSlot::feature_major>(e, forward(TwinTag<RuntimeTwin::one_tile_input>{}));
+          } else if (plan.one_tile_input_twin) {
+            throw std::logic_error("the plan names a one-tile-input twin this kernel does not have");  // (a GPU would not find it)
+          }
           return e;
         };
         static_for_widths([&](auto width) {

@@ -52,6 +52,14 @@ std::string shape_text(const Model& model) {
   return s;
 }
 
+// Whether a run-time-shaped plan's network can run the feature-major kernel's twin for inputs of one tile:
+// its input is one tile with a hidden layer after it, and its weights fit (ops::kMaxOneTileInputTiles).
+bool fits_one_tile_input_twin(const FusedPlan& p) {
+  const int layers = static_cast<int>(p.activations.size());
+  return ops::one_tile_first_layer(static_cast<std::uint32_t>(p.input_dim), static_cast<std::uint32_t>(layers)) &&
+         ops::one_tile_input_tiles(p.width_tiles, layers, p.widths.back()) <= ops::kMaxOneTileInputTiles;
+}
+
 }  // namespace
 
 int unrolled_tiles(const FusedPlan& p) {
@@ -104,10 +112,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
     p.feature_major_policy = ops::fused_policy(p.family, shape);
     if (p.kind == KernelKind::runtime_shaped) {
       const ops::FusedPolicy one_tile = ops::runtime_one_tile_input_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile);
-      const int layers = static_cast<int>(model.layers.size());
-      p.one_tile_input_twin = one_tile != p.feature_major_policy &&
-                              ops::one_tile_first_layer(static_cast<std::uint32_t>(p.input_dim), static_cast<std::uint32_t>(layers)) &&
-                              ops::one_tile_input_tiles(p.width_tiles, layers, p.widths.back()) <= ops::kMaxOneTileInputTiles;
+      p.one_tile_input_twin = one_tile != p.feature_major_policy && fits_one_tile_input_twin(p);
       if (p.one_tile_input_twin) p.feature_major_policy = one_tile;
     }
     p.large_batch_policy = p.kind == KernelKind::runtime_shaped

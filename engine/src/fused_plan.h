@@ -66,8 +66,8 @@ struct FusedPlan {
   // What the kernels run with: `policy` the sample-major ones, `feature_major_policy` the feature-major ones.
   // They differ only where the table gives a kernel that reads feature-major input another first layer: a
   // narrow one that sample-major input does not pay for (specialized), or none of one K tile (the 128-wide
-  // run-time-shaped kernel; ops::fused_policy, FusedShape::sample_major_input); the compiled-in kernels serve
-  // both layouts with one.
+  // run-time-shaped kernel, unless one_tile_input_twin; ops::fused_policy, FusedShape::sample_major_input);
+  // the compiled-in kernels serve both layouts with one.
   ops::FusedPolicy policy, feature_major_policy;
   // Whether the feature-major kernels (a specialized plan's, or the run-time-shaped ones) have twins that
   // calls of at least `large_batch` samples take (where the twin's policy differs from

@@ -122,7 +122,8 @@ void check_padded(const std::vector<std::size_t>& widths, ops::TileFamily family
 
 TEST(PaddedPacking, RunTimeShapedKernelsGetEveryLayerAsWideAsTheWidest) {
   // Hidden layers narrower than the widest, inputs of one tile (a first layer of one K tile where the
-  // policy says so: NVIDIA's, but for the 128-wide feature-major kernel) and of several, a 7-unit output;
+  // policy says so: NVIDIA's, but for the 128-wide feature-major kernel, whose twin for such inputs takes
+  // ReLU networks only and this one's hidden layers are not) and of several, a 7-unit output;
   // single layers of 20 -> 40 and 16 -> 40 (an input of one tile, padded: no hidden layer follows).
   for (const auto& widths :
        std::vector<std::vector<std::size_t>>{{5, 100, 20, 128, 7}, {12, 64, 20, 64, 3}, {40, 33, 70, 50}, {20, 40}, {16, 40}}) {
