@@ -285,8 +285,10 @@ using output_offset_t = std::size_t;
 // zeros where ZeroPastInput (a run-time-shaped kernel's first layer reads all its Tiles), else left as they
 // are. (Zeroed as tiles of no features, through the same loads: with those tiles skipped by a branch and
 // the array zero-initialised instead, clang-17 gave the 112- and 128-wide RDNA3 kernels 256 VGPRs and
-// scratch, 160-167 at 64 wide; 184-216 and 132-149 this way.)
-template <class Tile, IoLayout L = IoLayout::sample_major, bool StagedWhole = false, bool ZeroPastInput = false, int Tiles, int S, class Io>
+// scratch, 160-167 at 64 wide; 184-216 and 132-149 this way.) Rows: how whole sample-major tiles that row
+// vectors cannot read load (RowLoads, FusedPolicy::row_loads).
+template <class Tile, IoLayout L = IoLayout::sample_major, bool StagedWhole = false, bool ZeroPastInput = false, RowLoads Rows = RowLoads::branched,
+          int Tiles, int S, class Io>
 MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_tiles, const Io* rows, unsigned in_dim, SampleBlock b,
                                Float16Range& range) {
   constexpr bool kFeatureMajor = L == IoLayout::feature_major;
@@ -327,6 +329,22 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
           if (whole_tile && vector_rows) return Tile::load_rows(tile, in_dim, features);
         }
         if (whole_tile && features >= 16) return load_b<Tile>(at);  // uniform branch: no per-element checks
+        if constexpr (!kFeatureMajor && RowVectorIo<Tile> && Rows != RowLoads::branched) {
+          // Whole tiles whose rows row vectors cannot read (2, 3, 5 features...), without the per-sample test
+          // below, under which each value was a branch with reconvergence barriers (about 13 instructions a
+          // value): every value loads from a feature clamped into the row and padding features are then
+          // selected to 0, or (RowLoads::tested) only the row's features load, each under its test.
+          if (whole_tile) {
+            // A tile past the input (ZeroPastInput) has no feature to clamp to.
+            if (features == 0) return typename Tile::BFrag{};
+            if constexpr (Rows == RowLoads::tested) return load_b<Tile>([&](int f, int n) { return static_cast<unsigned>(f) < features ? at(f, n) : 0.0f; });
+            const int last_feature = static_cast<int>(features) - 1;
+            return load_b<Tile>([&](int f, int n) {
+              const float v = at(f < last_feature ? f : last_feature, n);
+              return f <= last_feature ? v : 0.0f;
+            });
+          }
+        }
         return load_b<Tile>([&](int f, int n) {
           // Padding features meet zero weights. (The test in the form each layout's kernels were measured with:
           // with the sample-major one, ptxas gave 64-64x5-4's `cuda` feature-major kernels 144 and 152
@@ -601,41 +619,27 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-// Which of a width's run-time-shaped kernels: the kernel of a layout, or a feature-major twin, for large
-// batches (runtime_large_batch_policy) or for inputs of one tile (runtime_one_tile_input_policy). Only the
-// kernels without the _act suffix have twins.
-enum class RuntimeTwin { none, large_batch, one_tile_input };
-
-// The policy of the run-time-shaped kernel of layout L, or of its Twin: its launch bounds too, the same for
-// the _act twins (ops/fused_mlp_kernels.gpu.cpp).
+// The policy of the run-time-shaped kernel of layout L, or of its Twin (runtime_twin_policy): its launch
+// bounds too, the same for the _act twins (ops/fused_mlp_kernels.gpu.cpp). Only the kernels without the
+// _act suffix have twins.
 template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Twin = RuntimeTwin::none>
 constexpr FusedPolicy runtime_shape_policy() {
   static_assert(Twin == RuntimeTwin::none || L == IoLayout::feature_major, "the twins are feature-major");
-  constexpr FusedPolicy kPolicy = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
-  switch (Twin) {
-    case RuntimeTwin::none: break;
-    case RuntimeTwin::large_batch: return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, false);
-    case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, false);
-  }
-  return kPolicy;
+  return runtime_twin_policy(Tile::kFamily, W, tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major}), false, Twin);
 }
 
 // Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as
-// FusedPlan decides, with the same functions; `none`, the kernel itself, always). No width has both: the
+// FusedPlan decides, with the same function; `none`, the kernel itself, always). No width has both: the
 // plan derives the large-batch twin's policy from the feature-major slot's, which the one-tile-input twin
 // changes, and its packing with it.
 template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>>
 constexpr bool runtime_twin() {
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();
-  static_assert(runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) == kPolicy ||
-                    runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) == kPolicy,
+  constexpr bool kPerTile = Activations::kPerTile;
+  static_assert(runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, RuntimeTwin::large_batch) == kPolicy ||
+                    runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, RuntimeTwin::one_tile_input) == kPolicy,
                 "a run-time-shaped kernel has one twin at most");
-  switch (Twin) {
-    case RuntimeTwin::none: break;
-    case RuntimeTwin::large_batch: return runtime_large_batch_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
-    case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(Tile::kFamily, W, kPolicy, Activations::kPerTile) != kPolicy;
-  }
-  return true;
+  return Twin == RuntimeTwin::none || runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, Twin) != kPolicy;
 }
 
 // The run-time-shaped kernel of networks whose widest layer is W tiles: the depth and the activations read
@@ -673,12 +677,12 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
     unsigned l = 0;
     if (kOneTileInputOnly || (kPolicy.one_tile_first_layer && one_tile_first_layer(net.input_dim, net.num_layers))) {
       typename Tile::BFrag first[1][S];
-      load_input<Tile, L, Prefetch::kStagesEveryBlock>(first, 1, in.rows, net.input_dim, in.block, range);
+      load_input<Tile, L, Prefetch::kStagesEveryBlock, false, kPolicy.row_loads>(first, 1, in.rows, net.input_dim, in.block, range);
       prefetch.fetch(next);
       dense_layer<Tile, Activations, kPolicy, L>(net, net.layers[0], 1, W, false, first, act, output, b, range);
       l = 1;
     } else {
-      load_input<Tile, L, Prefetch::kStagesEveryBlock, true>(act, input_tiles, in.rows, net.input_dim, in.block, range);
+      load_input<Tile, L, Prefetch::kStagesEveryBlock, true, kPolicy.row_loads>(act, input_tiles, in.rows, net.input_dim, in.block, range);
       prefetch.fetch(next);
     }
     for (; l < last; ++l)
@@ -803,7 +807,8 @@ MLPCORE_DEVICE void mlp_forward_fixed(const NetworkView& net, const Io* input, I
             // (GCC takes these bounds from the templates, not the enclosing lambda's constants)
             typename LayerTile::BFrag in[width_at<0, Widths...>()][kPolicy.sample_tiles];
             const BlockRows<Io> rows = prefetch.rows(b);
-            load_input<LayerTile, Layout, Prefetch::kStagesEveryBlock>(in, width_at<0, Widths...>(), rows.rows, net.input_dim, rows.block, range);
+            load_input<LayerTile, Layout, Prefetch::kStagesEveryBlock, false, kPolicy.row_loads>(in, width_at<0, Widths...>(), rows.rows,
+                                                                                                      net.input_dim, rows.block, range);
             prefetch.fetch(next);
             run(in);
           } else {

@@ -27,7 +27,15 @@ struct FusedShape {
   int output_tiles;
   ShapeKnown known;
   bool sample_major_input = true;
+  int input_features = 0;  // ShapeKnown::exact: the input's features
 };
+
+// How a whole tile of sample-major rows that row vectors cannot read (FusedPolicy::row_loads) loads its
+// values, on tiles with row-vector I/O (NVIDIA's full tiles; ops/fused_mlp.h, load_input): each under a
+// branch that tests its feature and its sample (`branched`, as every partial tile does), from a feature
+// clamped into the row with padding features selected to 0 after (`clamped`: no test before any load), or
+// only the row's features, each under its test (`tested`).
+enum class RowLoads { branched, clamped, tested };
 
 // sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
 // prefetch_weights the next output tile's weights load during this one's matrix instructions; with
@@ -44,7 +52,8 @@ struct FusedShape {
 // kernel runs the first layer of an input of one tile with a hidden layer after it on that tile alone,
 // not padded to the kernel's width (ops::one_tile_first_layer; the host packs that layer so,
 // FusedPlan::packed_shape); with uniform_descriptors a run-time-shaped kernel reads each layer's
-// activation and the last layer's output tiles as warp-uniform values (ops::warp_uniform).
+// activation and the last layer's output tiles as warp-uniform values (ops::warp_uniform); row_loads is how
+// whole tiles of sample-major rows that row vectors cannot read load (RowLoads).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -57,6 +66,7 @@ struct FusedPolicy {
   bool compiler_unrolls_tiles = false;
   bool one_tile_first_layer = false;
   bool uniform_descriptors = false;
+  RowLoads row_loads = RowLoads::branched;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -149,6 +159,20 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // instructions per 32 samples of 2-16x3-1); uniform, 22 of 408. On an H200, ReLU networks 16-64
       // wide +3.9% feature-major, +2.3% sample-major (geometric means; 2-32x2-1 up to +11%, 32-32x2-3 up
       // to +12%), SiLU ones +4.8%; 80-128 wide -1% to -3%, so not there.
+      // Whole tiles of sample-major rows that row vectors cannot read (inputs of 2, 3, 5, 27 features) load
+      // every value from a feature clamped into the row (RowLoads::clamped) in the run-time-shaped kernels
+      // from 32 wide and in specialized kernels of such inputs: each value had been a branch with
+      // reconvergence barriers (5-48x3-3's run-time-shaped kernel: 888 instructions per 32 samples, the
+      // specialized one 614). On an H200 against that, sample-major, 2^22 / 2^16 / 2^14: the run-time-shaped
+      // kernels 32-128 wide +3% to +44% (5-48x3-3, 7-40x3-2, 9-48x2-1 +23% to +44% at 2^22), specialized
+      // ones with full first layers +1% to +68% (3-128x2-1 +25% to +68%, 27-96x3-3 +16% to +19%). The
+      // 16-wide kernel, whose layers are a matrix instruction per tile, loads only each row's features,
+      // each under its test (RowLoads::tested: +10% to +25%; clamped, twice the loads where a row has at
+      // most 8 features, -2% to -9% at 2^22). With tested loads everywhere, 3-128x2-1's specialized kernel
+      // gained only 5-12% at 2^16-2^14 (not 37-68%). Kernels whose input row vectors read (specialized for
+      // a multiple of 4 features, and the compiled-in ones) keep the branches: the clamped path compiled
+      // in beside the vector loads took 64-64x5-4's specialized kernel 13-36% slower (16-64x3-16 up to 16%).
+      // Narrow first layers (Shaped<8, 16>) have no row vectors and keep the branches too.
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -165,13 +189,16 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
         const int min_blocks = nvidia_runtime_shape_tuning(shape.width_tiles).min_blocks;
-        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile};
-        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true};
+        const RowLoads rows = !shape.sample_major_input ? RowLoads::branched : shape.width_tiles == 1 ? RowLoads::tested : RowLoads::clamped;
+        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows};
+        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows};
       }
+      const RowLoads rows = exact && shape.sample_major_input && shape.input_features % 4 != 0 ? RowLoads::clamped : RowLoads::branched;
       if (shape.width_tiles > 4)
-        return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed};
-      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed};
-      return {2, false, true, 5, fixed, fixed, false, fixed};
+        return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed,
+                false, false, rows};
+      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed, false, false, rows};
+      return {2, false, true, 5, fixed, fixed, false, fixed, false, false, rows};
   }
   return {};
 }
@@ -258,13 +285,30 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFami
   return base;
 }
 
+// Which of a width's run-time-shaped kernels: the kernel of a layout, or a feature-major twin, for large
+// batches (runtime_large_batch_policy) or for inputs of one tile (runtime_one_tile_input_policy).
+enum class RuntimeTwin { none, large_batch, one_tile_input };
+
+// The policy of a run-time-shaped feature-major kernel's `twin`, given the kernel's own (`base`); `base`
+// for `none` and where the kernel has no such twin. The kernels (ops::runtime_shape_policy,
+// ops::runtime_twin) and the plan (FusedPlan) take their twins from this one choice.
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_twin_policy(TileFamily family, int width_tiles, FusedPolicy base, bool activations_per_tile,
+                                                             RuntimeTwin twin) {
+  switch (twin) {
+    case RuntimeTwin::none: break;
+    case RuntimeTwin::large_batch: return runtime_large_batch_policy(family, width_tiles, base, activations_per_tile);
+    case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(family, width_tiles, base, activations_per_tile);
+  }
+  return base;
+}
+
 // The most matrix tiles per 16 samples a network may have to run the one-tile-input twin
-// (runtime_one_tile_input_policy), counted as the twin runs them (one_tile_input_tiles): their weights, 512 bytes a tile,
-// then stay within the 200 KiB of the L1 cache that its warps on a multiprocessor read them from. On an
-// H200, 128 wide: with 7 hidden layers (400 tiles) the twin ran 3-128x7-1 and 8-128x7-1 18-51% faster,
-// where the padding kernel's 456 tiles had spilled from L1 (it ran them at 1.0 G samples/s, 6 hidden
-// layers at 1.6); with 8 hidden layers (464 tiles) both spill, and the twin, with fewer registers to keep
-// loads in flight, lost 3-5% (3-128x8-1, 8-128x8-1, 16-128x8-16), with 10 and 12 5-8%.
+// (runtime_one_tile_input_policy), counted as the twin runs them (one_tile_input_tiles): their weights,
+// 512 bytes a tile, then stay within the 200 KiB of the L1 cache that its warps on a multiprocessor read
+// them from. On an H200, 128 wide: with 7 hidden layers (400 tiles) the twin ran 3-128x7-1 and 8-128x7-1
+// 18-51% faster, where the padding kernel's 456 tiles had spilled from L1 (it ran them at 1.0 G samples/s,
+// 6 hidden layers at 1.6); with 8 hidden layers (464 tiles) both spill, and the twin, with fewer registers
+// to keep loads in flight, lost 3-5% (3-128x8-1, 8-128x8-1, 16-128x8-16), with 10 and 12 5-8%.
 inline constexpr int kMaxOneTileInputTiles = 400;
 // The twin's matrix tiles per 16 samples for `layers` layers: the first layer's W (one K tile), each
 // hidden layer's W x W, the last layer's W x output_tiles.

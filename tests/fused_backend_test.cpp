@@ -249,6 +249,33 @@ TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
   std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
 }
 
+// Sample-major rows that row vectors cannot read (1-3, 5-7, 13, 17-19, 23 and 33 features), in batches of
+// whole sample blocks from aligned buffers (the 16-wide kernel stages them in shared memory) and of a
+// partial one from unaligned buffers: whole tiles load without a branch per value (ops::RowLoads: the
+// 16-wide run-time-shaped kernel only each row's features, under their tests, the wider ones and kernels
+// specialized for such inputs from features clamped into the row, padding features then selected to 0),
+// in first layers of one input tile and of several, and in the 48-wide run-time-shaped kernel with 17-23
+// features a tile past the input. (Specialized first layers of at most 8 features run narrow, with a branch
+// per value.) The input ends at the last sample's last feature: AddressSanitizer (.ci/run) sees a load
+// past it on the emulated backends.
+TEST_P(FusedBackend, SampleMajorRowsNotReadAsVectorsMatchFloat64) {
+  std::mt19937 rng(seed(31));
+  Stats stats;
+  using K = ActivationKind;
+  for (const std::size_t in : {1, 2, 3, 5, 6, 7, 13, 17, 18, 19, 23, 33}) {
+    for (const std::size_t width : {16, 24, 48}) {
+      const Model m = test::random_model(rng, {in, width, width, 3}, {activation_of(K::relu), activation_of(K::relu), activation_of(K::none)});
+      const std::string name = std::to_string(in) + "-" + std::to_string(width) + "x2-3";
+      for (const auto& [batch, offset] : {std::pair<std::size_t, std::size_t>{64, 0}, {35, 1}}) {
+        const std::string what = name + ", batch " + std::to_string(batch) + ", offset " + std::to_string(offset);
+        check<float>(m, GetParam(), batch, rng, "float32 " + what, stats, offset);
+        check<std::uint16_t>(m, GetParam(), batch, rng, "float16 " + what, stats, offset);
+      }
+    }
+  }
+  std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
+}
+
 // The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded (edges of at most 8 and
 // of more: narrow and full first and last layers on the NVIDIA float16-accumulating kernels), and the same
 // shapes with other activations, which take the run-time-shaped kernel.

@@ -202,6 +202,40 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
       }
 }
 
+// Whole tiles of sample-major rows that row vectors cannot read (ops::RowLoads) load without a branch per
+// value in NVIDIA's sample-major kernels that may meet them: the run-time-shaped ones (the 16-wide kernel
+// only each row's features, under their tests; the others from clamped features) and those specialized
+// for an input that is not a multiple of 4 features, as the plan builds them. Kernels specialized for a
+// multiple of 4 (rows read as vectors, but for unaligned buffers), the compiled-in ones, the device-side
+// API's, feature-major kernels and AMD's keep the branches.
+TEST(FusedPolicy, RowsThatRowVectorsCannotReadLoadWithoutBranchesWhereTheKernelMeetsThem) {
+  using ops::RowLoads;
+  for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    for (int w = 1; w <= 8; ++w)
+      for (const bool sample_major : {true, false}) {
+        const bool nvidia_sm = family == ops::TileFamily::nvidia && sample_major;
+        EXPECT_EQ(ops::fused_policy(family, {w, w, w, ops::ShapeKnown::widest, sample_major}).row_loads,
+                  !nvidia_sm ? RowLoads::branched : w == 1 ? RowLoads::tested : RowLoads::clamped)
+            << w << " tiles wide";
+        for (const int features : {3, 12, 16 * w - 1, 16 * w}) {
+          const int in = (features + 15) / 16;
+          EXPECT_EQ(ops::fused_policy(family, {in, w, 1, ops::ShapeKnown::exact, sample_major, features}).row_loads,
+                    nvidia_sm && features % 4 != 0 ? RowLoads::clamped : RowLoads::branched)
+              << w << " tiles wide, " << features << " features";
+          EXPECT_EQ(ops::fused_policy(family, {in, w, 1, ops::ShapeKnown::tiles, sample_major}).row_loads, RowLoads::branched);
+          EXPECT_EQ(ops::fused_policy(family, {in, w, 1, ops::ShapeKnown::bounds, sample_major}).row_loads, RowLoads::branched);
+        }
+      }
+  std::mt19937 rng(7);
+  const auto plan_for = [&](std::size_t in) {
+    const Model m = test::random_model(rng, {in, 96, 96, 2}, {Activation::make(ActivationKind::relu), Activation::make(ActivationKind::relu),
+                                                             Activation::make(ActivationKind::none)});
+    return plan_fused(m, "t", {ops::TileFamily::nvidia, true});
+  };
+  EXPECT_EQ(plan_for(27).policy.row_loads, RowLoads::clamped);
+  EXPECT_EQ(plan_for(28).policy.row_loads, RowLoads::branched);
+}
+
 // A run-time-shaped NVIDIA plan takes the twin that tests activations once per tile (mlpcore_mlp_w<W>_act)
 // where any hidden layer's activation is other than ReLU (leaky ReLU and none too): the kernel without the
 // suffix has ReLU hidden layers compiled in (ops::RuntimeKernelActivations), and reads only the output

@@ -99,7 +99,8 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   ops::FusedShape shape = p.kind == KernelKind::runtime_shaped
                               ? ops::FusedShape{p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest}
                               : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
-                                                p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles};
+                                                p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles, true,
+                                                static_cast<int>(p.input_dim)};
   p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
   // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
   // for large feature-major batches where their policy function gives one (large_batch_policy, and
@@ -111,12 +112,14 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
     shape.sample_major_input = false;
     p.feature_major_policy = ops::fused_policy(p.family, shape);
     if (p.kind == KernelKind::runtime_shaped) {
-      const ops::FusedPolicy one_tile = ops::runtime_one_tile_input_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile);
+      const ops::FusedPolicy one_tile =
+          ops::runtime_twin_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile, ops::RuntimeTwin::one_tile_input);
       p.one_tile_input_twin = one_tile != p.feature_major_policy && fits_one_tile_input_twin(p);
       if (p.one_tile_input_twin) p.feature_major_policy = one_tile;
     }
     p.large_batch_policy = p.kind == KernelKind::runtime_shaped
-                               ? ops::runtime_large_batch_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile)
+                               ? ops::runtime_twin_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile,
+                                                          ops::RuntimeTwin::large_batch)
                                : ops::large_batch_policy(p.family, shape, p.feature_major_policy, unrolled_tiles(p));
   } else {
     p.large_batch_policy = p.feature_major_policy;
