@@ -337,7 +337,8 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
           if (whole_tile) {
             // A tile past the input (ZeroPastInput) has no feature to clamp to.
             if (features == 0) return typename Tile::BFrag{};
-            if constexpr (Rows == RowLoads::tested) return load_b<Tile>([&](int f, int n) { return static_cast<unsigned>(f) < features ? at(f, n) : 0.0f; });
+            if constexpr (Rows == RowLoads::tested)
+              return load_b<Tile>([&](int f, int n) { return static_cast<unsigned>(f) < features ? at(f, n) : 0.0f; });
             const int last_feature = static_cast<int>(features) - 1;
             return load_b<Tile>([&](int f, int n) {
               const float v = at(f < last_feature ? f : last_feature, n);

@@ -27,7 +27,7 @@ struct FusedShape {
   int output_tiles;
   ShapeKnown known;
   bool sample_major_input = true;
-  int input_features = 0;  // ShapeKnown::exact: the input's features
+  int input_features = 0;  // ShapeKnown::exact: the input's features (0, a multiple of 4, where not known)
 };
 
 // How a whole tile of sample-major rows that row vectors cannot read (FusedPolicy::row_loads) loads its
@@ -164,15 +164,18 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // from 32 wide and in specialized kernels of such inputs: each value had been a branch with
       // reconvergence barriers (5-48x3-3's run-time-shaped kernel: 888 instructions per 32 samples, the
       // specialized one 614). On an H200 against that, sample-major, 2^22 / 2^16 / 2^14: the run-time-shaped
-      // kernels 32-128 wide +3% to +44% (5-48x3-3, 7-40x3-2, 9-48x2-1 +23% to +44% at 2^22), specialized
-      // ones with full first layers +1% to +68% (3-128x2-1 +25% to +68%, 27-96x3-3 +16% to +19%). The
-      // 16-wide kernel, whose layers are a matrix instruction per tile, loads only each row's features,
-      // each under its test (RowLoads::tested: +10% to +25%; clamped, twice the loads where a row has at
-      // most 8 features, -2% to -9% at 2^22). With tested loads everywhere, 3-128x2-1's specialized kernel
-      // gained only 5-12% at 2^16-2^14 (not 37-68%). Kernels whose input row vectors read (specialized for
-      // a multiple of 4 features, and the compiled-in ones) keep the branches: the clamped path compiled
-      // in beside the vector loads took 64-64x5-4's specialized kernel 13-36% slower (16-64x3-16 up to 16%).
-      // Narrow first layers (Shaped<8, 16>) have no row vectors and keep the branches too.
+      // kernels 32-128 wide on such inputs +1% to +44% (5-48x3-3, 7-40x3-2, 9-48x2-1 +23% to +44% at 2^22),
+      // specialized ones with full first layers +1% to +68% (3-128x2-1 +24% to +68%, 27-96x3-3 +16% to
+      // +20%). The 16-wide kernel, whose layers are a matrix instruction per tile, loads only each row's
+      // features, each under its test (RowLoads::tested: +10% to +25%; clamped, twice the loads where a row
+      // has at most 8 features, -2% to -9% at 2^22). With tested loads everywhere, 3-128x2-1's specialized
+      // kernel gained only 5-12% at 2^16-2^14 (not 37-68%). The path costs where row vectors read the input:
+      // compiled in beside them, it took 64-64x5-4's specialized kernel 13-36% slower (16-64x3-16 up to
+      // 16%), so kernels specialized for a multiple of 4 features keep the branches, and so do the
+      // compiled-in ones, which serve such inputs too (the four benchmark shapes); the run-time-shaped
+      // kernels, which serve every input, pay it there: 4-32x3-1 and 32-32x2-3 with float16 I/O -7% to -11%
+      // at 2^16-2^14 (+10% and +18% at 2^22), 20-64x3-4 with float32 I/O -7% at 2^22. Narrow first layers
+      // (Shaped<8, 16>) have no row vectors and keep the branches too.
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
