@@ -365,7 +365,9 @@ MLPCORE_DEVICE void load_input(typename Tile::BFrag (&act)[Tiles][S], int in_til
 }
 
 // Output tile mt of the accumulator rows' units (Tile::acc_unit) for block b's S sample tiles, in layout L.
-template <class Tile, IoLayout L = IoLayout::sample_major, int S, class Io>
+// TestedRows: whole sample-major tiles that row vectors cannot write test each value's unit alone
+// (FusedPolicy::tested_row_stores).
+template <class Tile, IoLayout L = IoLayout::sample_major, bool TestedRows = false, int S, class Io>
 MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt, Io* output, unsigned out_dim, SampleBlock b) {
   constexpr bool kFeatureMajor = L == IoLayout::feature_major;
   const unsigned len = kFeatureMajor ? b.batch : out_dim, units = out_dim - static_cast<unsigned>(mt) * 16;
@@ -385,12 +387,21 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt,
         continue;
       }
     }
-    if (whole_tile && units >= 16)
+    if (whole_tile && units >= 16) {
       store_acc<Tile>(acc[s], [&](int m, int n, float v) { at(m, n) = static_cast<Io>(v); });
-    else
-      store_acc<Tile>(acc[s], [&](int m, int n, float v) {
-        if (static_cast<unsigned>(Tile::acc_unit(m)) < units && first + tile_column_sample<Tile, L, S>(s, n) < b.batch) at(m, n) = static_cast<Io>(v);
-      });
+      continue;
+    }
+    if constexpr (!kFeatureMajor && RowVectorIo<Tile> && TestedRows) {
+      if (whole_tile) {
+        store_acc<Tile>(acc[s], [&](int m, int n, float v) {
+          if (static_cast<unsigned>(Tile::acc_unit(m)) < units) at(m, n) = static_cast<Io>(v);
+        });
+        continue;
+      }
+    }
+    store_acc<Tile>(acc[s], [&](int m, int n, float v) {
+      if (static_cast<unsigned>(Tile::acc_unit(m)) < units && first + tile_column_sample<Tile, L, S>(s, n) < b.batch) at(m, n) = static_cast<Io>(v);
+    });
   }
 }
 
@@ -457,7 +468,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
         see_float16_sums<Tile>(acc[s], range);
         activate_tile<Tile, Activations::kPerTile>(acc[s], kind(), d.param);
       }
-      store_output<Tile, L>(acc, mt, output, net.output_dim, b);
+      store_output<Tile, L, kPolicy.tested_row_stores>(acc, mt, output, net.output_dim, b);
     } else if constexpr (FeedsNextLayer<Tile>) {
       MLPCORE_UNROLL
       for (int s = 0; s < S; ++s) next[mt][s] = activate_to_b<Tile, Activations::kPerTile>(acc[s], kind(), d.param, range);

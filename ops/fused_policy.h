@@ -53,7 +53,9 @@ enum class RowLoads { branched, clamped, tested };
 // not padded to the kernel's width (ops::one_tile_first_layer; the host packs that layer so,
 // FusedPlan::packed_shape); with uniform_descriptors a run-time-shaped kernel reads each layer's
 // activation and the last layer's output tiles as warp-uniform values (ops::warp_uniform); row_loads is how
-// whole tiles of sample-major rows that row vectors cannot read load (RowLoads).
+// whole tiles of sample-major rows that row vectors cannot read load (RowLoads); with tested_row_stores
+// whole sample-major output tiles whose rows row vectors cannot write (1, 2, 3 outputs...) store each value
+// under a test of its unit alone, without the test of its sample that partial tiles need.
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -67,6 +69,7 @@ struct FusedPolicy {
   bool one_tile_first_layer = false;
   bool uniform_descriptors = false;
   RowLoads row_loads = RowLoads::branched;
+  bool tested_row_stores = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -78,20 +81,24 @@ inline constexpr int kMaxSampleTiles = 4;
 // runtime_large_batch_policy say where): the blocks per multiprocessor each kernel is bound to
 // (FusedPolicy::min_blocks; 0 unbound), and its feature-major twin's for large batches: sample tiles per
 // wave (0: no twin) and bound. The 96-wide twin is unbound where its kernel is bound to 4: that bound is for
-// one sample tile, and the twin of two was measured unbound.
+// one sample tile, and the twin of two was measured unbound. Whether the sample-major kernel stores whole
+// tiles that row vectors cannot write under tests of their units alone (FusedPolicy::tested_row_stores).
 struct RuntimeShapeTuning {
   int min_blocks = 0;
   int large_batch_sample_tiles = 0;
   int large_batch_min_blocks = 0;
+  bool tested_row_stores = false;
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
-    case 1: return {5, 4, 5};
-    case 4: return {4};
+    case 1: return {5, 4, 5, true};
+    case 2:
+    case 3: return {0, 0, 0, true};
+    case 4: return {4, 0, 0, true};
     case 5: return {3, 2, 3};
     case 6: return {4, 2, 0};
-    case 7: return {0, 2, 0};
-    default: return {};  // 32, 48 and 128 wide
+    case 7: return {0, 2, 0, true};
+    default: return {};  // 128 wide
   }
 }
 
@@ -176,6 +183,15 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // kernels, which serve every input, pay it there: 4-32x3-1 and 32-32x2-3 with float16 I/O -7% to -11%
       // at 2^16-2^14 (+10% and +18% at 2^22), 20-64x3-4 with float32 I/O -7% at 2^22. Narrow first layers
       // (Shaped<8, 16>) have no row vectors and keep the branches too.
+      // Whole sample-major output tiles whose rows row vectors cannot write (1, 2, 3 outputs) stored each
+      // value under tests of its unit and of its sample, as partial tiles do. The run-time-shaped kernels
+      // 16-64 and 112 wide test the unit alone (tested_row_stores, nvidia_runtime_shape_tuning). On an
+      // H200 against that, float32 / float16 I/O, 2^22 / 2^16 / 2^14, geometric means of 18 networks 16-64
+      // wide: +3.7% / +2.6% / +2.3% (-3.5% to +17%: 5-48x3-3 +6% / +11% and 12-40x3-6 +7% / +11% at 2^22,
+      // 6-32x4-3 and 32-32x2-3 with float16 I/O +12% to +17% at 2^16 / 2^14); 112 wide, four networks,
+      // +5.7% / +10.1% / +21.3%, 24-100x3-8 too, whose 8 outputs row vectors write (the path beside them
+      // changed ptxas's code). In every kernel, 96 wide lost 1-10%, 128 wide 2-19% (3-128x2-1), 80 wide
+      // gained nothing: not there, nor in the specialized kernels (six networks within 2%).
       // Fixed shapes leave unrolling their layers' output tiles to the compiler: NVRTC 13 then optimizes
       // one tile's code before it copies it, in about half the time (64-64x5-4: 1.0 s to 0.56 s in its
       // optimizer; the same registers in 23 networks of every activation, 17 to 128 wide; on one H100
@@ -191,12 +207,17 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
         const bool one_tile = shape.width_tiles > 1 && (shape.sample_major_input || shape.width_tiles < 8);
-        const int min_blocks = nvidia_runtime_shape_tuning(shape.width_tiles).min_blocks;
+        const RuntimeShapeTuning tuning = nvidia_runtime_shape_tuning(shape.width_tiles);
+        const int min_blocks = tuning.min_blocks;
         const RowLoads rows = !shape.sample_major_input ? RowLoads::branched : shape.width_tiles == 1 ? RowLoads::tested : RowLoads::clamped;
-        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows};
-        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows};
+        const bool stores = shape.sample_major_input && tuning.tested_row_stores;
+        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows, stores};
+        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows, stores};
       }
-      const RowLoads rows = exact && shape.sample_major_input && shape.input_features % 4 != 0 ? RowLoads::clamped : RowLoads::branched;
+      // A first layer of at most 8 features up to 64 wide is narrow (Shaped<8, 16>, no row vectors): branched.
+      const bool narrow_first = shape.width_tiles <= 4 && shape.input_features <= 8;
+      const RowLoads rows =
+          exact && shape.sample_major_input && shape.input_features % 4 != 0 && !narrow_first ? RowLoads::clamped : RowLoads::branched;
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed,
                 false, false, rows};

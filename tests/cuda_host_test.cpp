@@ -132,11 +132,10 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
       for (const char* io : {"", "_f16", "_act", "_act_f16"})
         names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"), policy.min_blocks);
       // the feature-major kernel's twins, where the host plans them, take the twin's bound
-      const std::pair<std::string, ops::FusedPolicy> twins[] = {
-          {"_fm_large", ops::runtime_large_batch_policy(ops::TileFamily::nvidia, w, policy, false)},
-          {"_fm_one_tile_input", ops::runtime_one_tile_input_policy(ops::TileFamily::nvidia, w, policy, false)}};
-      for (const auto& [suffix, twin] : twins)
-        if (!sample_major && twin != policy) {
+      const std::pair<std::string, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
+                                                                 {"_fm_one_tile_input", ops::RuntimeTwin::one_tile_input}};
+      for (const auto& [suffix, kind] : twins)
+        if (const ops::FusedPolicy twin = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, kind); !sample_major && twin != policy) {
           bounds.insert(twin.min_blocks);
           for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + suffix, twin.min_blocks);
           ++twins_of[suffix];

@@ -276,6 +276,34 @@ TEST_P(FusedBackend, SampleMajorRowsNotReadAsVectorsMatchFloat64) {
   std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
 }
 
+// Sample-major outputs whose rows row vectors cannot write (1-3, 5, 7, 13, 19, 33 units: within one output
+// tile and past it; 4 and 20 units from buffers offset by one value), from run-time-shaped kernels 16-128
+// wide and specialized ones, in whole sample blocks from aligned buffers and a partial one from unaligned
+// buffers: whole tiles store each value under its unit's test alone where the policy says so
+// (FusedPolicy::tested_row_stores). The output is poisoned and guarded after its end (check): a unit
+// stored where it does not belong is a wrong value or a guard overwritten.
+TEST_P(FusedBackend, SampleMajorOutputRowsNotWrittenAsVectorsMatchFloat64) {
+  std::mt19937 rng(seed(32));
+  Stats stats;
+  using K = ActivationKind;
+  for (const std::size_t out : {1, 2, 3, 4, 5, 7, 13, 19, 20, 33}) {
+    for (const std::size_t width : {16, 40, 64, 100, 128}) {
+      // (three hidden layers: 4-64x2-N would take the compiled-in 16-64x2-4 kernel)
+      const Model m = test::random_model(rng, {4, width, width, width, out},
+                                         {activation_of(K::relu), activation_of(K::relu), activation_of(K::relu), activation_of(K::none)});
+      const std::string name = "4-" + std::to_string(width) + "x3-" + std::to_string(out);
+      const std::string kernel = Network(m, options_for(GetParam())).kernel();
+      EXPECT_TRUE(kernel.starts_with("specialized") || kernel.starts_with("run-time-shaped")) << name << ": " << kernel;
+      for (const auto& [batch, offset] : {std::pair<std::size_t, std::size_t>{64, 0}, {35, 1}}) {
+        const std::string what = name + ", batch " + std::to_string(batch) + ", offset " + std::to_string(offset);
+        check<float>(m, GetParam(), batch, rng, "float32 " + what, stats, offset);
+        check<std::uint16_t>(m, GetParam(), batch, rng, "float16 " + what, stats, offset);
+      }
+    }
+  }
+  std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
+}
+
 // The networks with compiled-in kernels (ops/fused_shapes.h), exactly and padded (edges of at most 8 and
 // of more: narrow and full first and last layers on the NVIDIA float16-accumulating kernels), and the same
 // shapes with other activations, which take the run-time-shaped kernel.

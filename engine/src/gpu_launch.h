@@ -1,8 +1,7 @@
 #pragma once
 // What the hip and cuda backends do alike with their runtime (HipOnDevice, CudaOnDevice): find a fused
 // kernel and its twins (float16 I/O, feature-major I/O, large feature-major batches, feature-major inputs
-// of one tile), launch one, and run
-// a call through device buffers of its own.
+// of one tile), launch one, and run a call through device buffers of its own.
 #include <array>
 #include <cstddef>
 #include <optional>

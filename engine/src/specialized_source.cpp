@@ -29,15 +29,19 @@ std::string hex64(std::uint64_t v) {
 const char* boolean(bool b) { return b ? "true" : "false"; }
 
 std::string row_loads_text(ops::RowLoads r) {
-  const char* name = r == ops::RowLoads::branched ? "branched" : r == ops::RowLoads::clamped ? "clamped" : "tested";
-  return std::string("mlpcore::ops::RowLoads::") + name;
+  switch (r) {
+    case ops::RowLoads::branched: return "mlpcore::ops::RowLoads::branched";
+    case ops::RowLoads::clamped: return "mlpcore::ops::RowLoads::clamped";
+    case ops::RowLoads::tested: return "mlpcore::ops::RowLoads::tested";
+  }
+  throw std::logic_error("row_loads_text: no such RowLoads");
 }
 
 std::string policy_text(const ops::FusedPolicy& p) {
   return "mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " + boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " +
          std::to_string(p.min_blocks) + ", " + boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " +
          boolean(p.compiler_unrolls_tiles) + ", " + boolean(p.one_tile_first_layer) + ", " + boolean(p.uniform_descriptors) + ", " +
-         row_loads_text(p.row_loads) + "}";
+         row_loads_text(p.row_loads) + ", " + boolean(p.tested_row_stores) + "}";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // The networks whose specialized sources the tests compile for the wave emulator: the shapes of issue 14's
-// table (those without a compiled-in kernel) and random ones (widths 1-128, mostly not multiples of 16,
-// depths 1-7, every activation), with the plan each tile family makes for them. The generator
+// table (those without a compiled-in kernel), random ones (widths 1-128, mostly not multiples of 16,
+// depths 1-7, every activation) and one of clamped row loads, with the plan each tile family makes for them. The generator
 // (gen_specialized_sources.cpp) and the test (specialized_emu_test.cpp) share this list.
 #include <random>
 #include <string>
@@ -71,6 +71,9 @@ inline std::vector<SpecializedCase> specialized_cases() {
     for (std::size_t w : widths) name += (name.empty() ? "" : "-") + std::to_string(w);
     add("random " + name, widths, acts);
   }
+  // An input whose sample-major rows no row vector reads, into a full first layer: its kernels load them
+  // clamped (ops::RowLoads::clamped). After the random shapes, which stay as they were.
+  add("27-96x3-3", {27, 96, 96, 96, 3}, {relu, relu, relu, none});
   return cases;
 }
 
