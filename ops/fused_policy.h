@@ -55,7 +55,9 @@ enum class RowLoads { branched, clamped, tested };
 // activation and the last layer's output tiles as warp-uniform values (ops::warp_uniform); row_loads is how
 // whole tiles of sample-major rows that row vectors cannot read load (RowLoads); with tested_row_stores
 // whole sample-major output tiles whose rows row vectors cannot write (1, 2, 3 outputs...) store each value
-// under a test of its unit alone, without the test of its sample that partial tiles need.
+// under a test of its unit alone, without the test of its sample that partial tiles need; with
+// light_assembly a specialized kernel's assembler optimizes less (NVRTC: ptxas -O1, not -O3, on the same
+// PTX; engine/src/specialize.cpp).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -70,6 +72,7 @@ struct FusedPolicy {
   bool uniform_descriptors = false;
   RowLoads row_loads = RowLoads::branched;
   bool tested_row_stores = false;
+  bool light_assembly = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -203,6 +206,13 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // in local memory is compiled again with the tiles unrolled by construction (engine/src/specialize.cpp,
       // compile_kernel). The device-side API's networks stay unrolled by construction: users' own compilers
       // build those, and nvcc's code for them changed with the loop.
+      // Specialized kernels 128 wide, and 64 wide with more than one input tile (where the 5-block bound does
+      // not apply), are assembled with light_assembly: ptxas -O3 moved float32 accumulators' packed halves
+      // into the four registers the next mma reads (3-64x4-1: 152 moves against 27 with float16
+      // accumulation), -O1 about half as many, and those kernels ran small batches faster (on an H200 against
+      // -O3, 16 networks, 13 of them such, geometric means: `cuda` +3% to +5% at 2^22, +23% to +34% at
+      // 2^14). At 80 and 96 wide -O1 took more registers and a block fewer per multiprocessor (up to -37%);
+      // under the bound, 112 wide and 32 wide it gained nothing on balance (docs/benchmarks.md, "Stop 52").
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
@@ -220,8 +230,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
           exact && shape.sample_major_input && shape.input_features % 4 != 0 && !narrow_first ? RowLoads::clamped : RowLoads::branched;
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed,
-                false, false, rows};
-      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed, false, false, rows};
+                false, false, rows, false, exact && shape.width_tiles == 8};
+      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed, false, false, rows, false, exact && shape.width_tiles == 4};
       return {2, false, true, 5, fixed, fixed, false, fixed, false, false, rows};
   }
   return {};

@@ -202,6 +202,21 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
       }
 }
 
+// Light assembly (ptxas -O1) is for NVIDIA's specialized kernels 128 wide, and 64 wide with more than one
+// input tile; not for other widths, nor run-time-shaped, compiled-in or AMD kernels, in either layout.
+TEST(FusedPolicy, LightAssemblyIsForSpecializedNvidiaKernels128WideOr64WideWithSeveralInputTiles) {
+  for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
+    for (int w = 1; w <= 8; ++w)
+      for (const int in : {1, 2, w})
+        for (const int out : {1, w})
+          for (const bool sample_major : {true, false})
+            for (const auto known : {ops::ShapeKnown::bounds, ops::ShapeKnown::widest, ops::ShapeKnown::tiles, ops::ShapeKnown::exact}) {
+              const bool light = family == ops::TileFamily::nvidia && known == ops::ShapeKnown::exact && (w == 8 || (w == 4 && in > 1));
+              EXPECT_EQ(ops::fused_policy(family, {in, w, out, known, sample_major}).light_assembly, light)
+                  << w << " tiles wide, " << in << " input tiles, " << (sample_major ? "sample-major" : "feature-major");
+            }
+}
+
 // Whole tiles of sample-major rows that row vectors cannot read (ops::RowLoads) load without a branch per
 // value in NVIDIA's sample-major kernels that may meet them: the run-time-shaped ones (the 16-wide kernel
 // only each row's features, under their tests; the others from clamped features) and those specialized
@@ -536,16 +551,17 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
       << large;
 }
 
-// A compiler that records the sources it is given and returns each as its code, with what `says` reports
-// of it (CompiledCode's local_arrays, spill_bytes and reports_spills).
+// A compiler that records the sources it is given and how it is to assemble them, and returns each source as
+// its code, with what `says` reports of it (CompiledCode's local_arrays, spill_bytes and reports_spills).
 class RecordingCompiler final : public KernelCompiler {
  public:
   using Says = std::function<void(const std::string& source, CompiledCode& reported)>;
   explicit RecordingCompiler(Says says) : says_(std::move(says)) {}
   std::string version() const override { return "recording"; }
-  CompiledCode compile_code(const std::string& source, const std::string&) const override {
+  CompiledCode compile_code(const std::string& source, const std::string&, Assembly assembly) const override {
     const std::lock_guard lock(mutex_);
     sources_.push_back(source);
+    if (assembly == Assembly::light) ++light_;
     const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
     CompiledCode c;
     c.code.assign(bytes, bytes + source.size());
@@ -556,11 +572,16 @@ class RecordingCompiler final : public KernelCompiler {
     const std::lock_guard lock(mutex_);
     return sources_.size();
   }
+  std::size_t light_compiles() const {
+    const std::lock_guard lock(mutex_);
+    return light_;
+  }
 
  private:
   Says says_;
   mutable std::mutex mutex_;
   mutable std::vector<std::string> sources_;
+  mutable std::size_t light_ = 0;
 };
 
 std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<const char*>(code.data()), code.size()}; }
@@ -634,6 +655,29 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   const RecordingCompiler amd = declines_to_unroll();
   (void)compile_kernel_file(rdna3, "gfx1100", amd);
   EXPECT_EQ(amd.compiles(), specialized_kernels(rdna3).size()) << "each kernel compiled once";
+}
+
+// A plan whose policies say light_assembly (NVIDIA's specialized kernels 128 wide, and 64 wide with more
+// than one input tile) has every kernel assembled light, compiled again too; every other plan full.
+TEST(SpecializedSource, KernelsOfLightAssemblyPoliciesAreAssembledLight) {
+  struct Case {
+    std::vector<std::size_t> widths;
+    ops::TileFamily family;
+    bool light;
+  };
+  for (const Case& c : {Case{{3, 128, 128, 1}, ops::TileFamily::nvidia, true}, Case{{48, 64, 64, 64, 4}, ops::TileFamily::nvidia, true},
+                        Case{{16, 64, 64, 64, 16}, ops::TileFamily::nvidia, false}, Case{{27, 96, 96, 96, 3}, ops::TileFamily::nvidia, false},
+                        Case{{3, 112, 112, 1}, ops::TileFamily::nvidia, false}, Case{{40, 32, 32, 3}, ops::TileFamily::nvidia, false},
+                        Case{{3, 128, 128, 1}, ops::TileFamily::rdna3, false}}) {
+    for (const NetworkOptions::Layouts layouts : {NetworkOptions::Layouts{true, false}, NetworkOptions::Layouts{false, true}}) {
+      const FusedPlan plan = plan_fused(relu_model(c.widths), "t", {c.family, true, false, layouts});
+      ASSERT_EQ(plan.kind, KernelKind::specialized) << plan.shape;
+      const RecordingCompiler compiler = declines_to_unroll();
+      (void)compile_kernel_file(plan, c.family == ops::TileFamily::nvidia ? "sm_90" : "gfx1100", compiler);
+      EXPECT_EQ(compiler.light_compiles(), c.light ? compiler.compiles() : 0u) << plan.shape << (layouts.feature_major ? " feature-major" : "");
+      EXPECT_EQ(compiler.compiles(), (c.family == ops::TileFamily::nvidia ? 2 : 1) * specialized_kernels(plan).size()) << "compiled again on NVIDIA";
+    }
+  }
 }
 
 // A kernel that spilled more than kMaxSpillBytes to fit its policy's register bound is compiled again

@@ -79,10 +79,27 @@ TEST(NvrtcCompile, EveryCompileReportsItsSpillsTheSameSourceAgainToo) {
   const FusedPlan plan = plan_fused(cases[1].model, "test", {ops::TileFamily::nvidia, true});
   const std::string source = kernel_source(specialized_source(plan), specialized_kernels(plan).front());
   for (int i = 1; i <= 2; ++i) {
-    const CompiledCode c = nvrtc().compile_code(source, "sm_90");
+    const CompiledCode c = nvrtc().compile_code(source, "sm_90", Assembly::full);
     EXPECT_TRUE(c.reports_spills) << "compile " << i << ":\n" << c.log;
     EXPECT_NE(c.log.find(" registers"), std::string::npos) << "compile " << i << ":\n" << c.log;
   }
+}
+
+// Light assembly (ops::FusedPolicy::light_assembly) is ptxas's -O1 on the same program: NVVM's PTX is the
+// same, the code another, and ptxas still reports its registers and spills.
+TEST(NvrtcCompile, LightAssemblyAssemblesTheSamePtxOtherwise) {
+  SKIP_WITHOUT_NVRTC();
+  const auto cases = test::specialized_cases();
+  ASSERT_EQ(cases[2].name, "8-128x6-1");
+  const FusedPlan plan = plan_fused(cases[2].model, "test", {ops::TileFamily::nvidia, true});
+  ASSERT_TRUE(plan.policy.light_assembly);
+  const std::string source = kernel_source(specialized_source(plan), specialized_kernels(plan).front());
+  const CompiledCode full = nvrtc().compile_code(source, "sm_90", Assembly::full);
+  const CompiledCode light = nvrtc().compile_code(source, "sm_90", Assembly::light);
+  EXPECT_EQ(light.assembly, full.assembly);
+  EXPECT_FALSE(light.code.empty());
+  EXPECT_NE(light.code, full.code);
+  EXPECT_TRUE(light.reports_spills) << light.log;
 }
 
 TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
@@ -135,8 +152,8 @@ TEST(NvrtcCompile, EachLayoutOfABothLayoutsNetworkRunsThatLayoutsOwnKernel) {
     EXPECT_EQ(both.narrow_edges(KernelSlot::sample_major), (NarrowEdges{false, true}));
     for (const SpecializedKernel& k : specialized_kernels(both)) {
       const FusedPlan alone = plan({slot_layout(k.slot) == Layout::sample_major, slot_layout(k.slot) == Layout::feature_major});
-      const CompiledCode ours = nvrtc().compile_code(kernel_source(specialized_source(both), k), "sm_90");
-      const CompiledCode theirs = nvrtc().compile_code(kernel_source(specialized_source(alone), k), "sm_90");
+      const CompiledCode ours = nvrtc().compile_code(kernel_source(specialized_source(both), k), "sm_90", Assembly::full);
+      const CompiledCode theirs = nvrtc().compile_code(kernel_source(specialized_source(alone), k), "sm_90", Assembly::full);
       // The code (the static members declared before it are named after the network's type, whose layouts differ).
       const auto code = [](const std::string& ptx) { return ptx.substr(std::min(ptx.find(".visible .entry"), ptx.size())); };
       EXPECT_FALSE(code(ours.assembly).empty()) << k.name;

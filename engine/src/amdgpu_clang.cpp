@@ -152,7 +152,7 @@ std::string AmdgpuClang::version() const {
   return identity().version + " (" + path_.string() + (how.empty() ? "" : "," + how) + ")";
 }
 
-CompiledCode AmdgpuClang::compile_code(const std::string& source, const std::string& target) const {
+CompiledCode AmdgpuClang::compile_code(const std::string& source, const std::string& target, Assembly) const {
   const std::string where = "clang (" + target + ")";
   if (!found()) throw Error(ErrorCode::device, where, "", "no clang with the AMDGPU target found (tried " + not_found_ + ")");
   const TemporaryFolder folder;

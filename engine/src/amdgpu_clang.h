@@ -25,7 +25,7 @@ class AmdgpuClang final : public KernelCompiler {
   // cache's key, known before anything is compiled.
   std::string version() const override;
   // target: "gfx1100"; throws Error(device) with clang's messages when it fails.
-  CompiledCode compile_code(const std::string& source, const std::string& target) const override;
+  CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const override;
 
  private:
   // What this clang is: its version line, and the device-library flags it needs (none where it finds

@@ -11,7 +11,7 @@ const Hiprtc& hiprtc() {
   return *compiler;
 }
 
-CompiledCode Hiprtc::compile_code(const std::string& source, const std::string& target) const {
+CompiledCode Hiprtc::compile_code(const std::string& source, const std::string& target, Assembly) const {
   const std::string arch_option = "--offload-arch=" + target;
   const char* options[] = {arch_option.c_str(), "-std=c++20", "-O3"};
   Output out = compile(source, "hiprtc (" + target + ")", options);

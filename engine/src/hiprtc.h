@@ -15,7 +15,7 @@ class Hiprtc final : public RuntimeCompiler {
   explicit Hiprtc(const char* library = nullptr);
 
   // target: "gfx1100"; throws Error(device) with the log when it fails.
-  CompiledCode compile_code(const std::string& source, const std::string& target) const override;
+  CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const override;
 };
 
 // This process's, loaded once.

@@ -18,17 +18,18 @@ Nvrtc::Nvrtc(const char* library)
   takes_no_cache_ = version_number() >= std::optional{std::pair{12, 9}};  // nullopt (unknown) is the least
 }
 
-CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target) const {
+CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target, Assembly assembly) const {
   // "sm_90", checked by the caller (nvidia_target). -default-device: constexpr helpers without __device__
   // (the tiles' geometry) are callable in kernels, as nvcc's --expt-relaxed-constexpr allows; ptxas -v
   // reports registers and spills in the log. --no-cache (NVRTC 12.9 and later, the release whose guide
   // adds "Caching"): where a CUDA driver is installed, NVRTC would otherwise take a cubin it built before
   // from the driver's compute cache, without running ptxas and so without its report (an H100 kept a
   // kernel that spilled 1 KB to fit its register bound, 5 times slower; engine/src/specialize.cpp).
-  // mlpcore's own kernel cache keeps compiled kernels.
+  // mlpcore's own kernel cache keeps compiled kernels. Assembly::light: ptxas -O1 (FusedPolicy::light_assembly).
   const std::string arch_option = "-arch=" + target;
   std::vector<const char*> options = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
   if (takes_no_cache_) options.push_back("--no-cache");
+  if (assembly == Assembly::light) options.push_back("-Xptxas=-O1");
   CompiledCode out;
   RuntimeCompiler::Output compiled = RuntimeCompiler::compile(source, "NVRTC (" + target + ")", options, [&](void* program) {
     std::size_t size = 0;

@@ -14,7 +14,7 @@ class Nvrtc final : public RuntimeCompiler {
   explicit Nvrtc(const char* library = nullptr);
 
   // target: "sm_90"; the cubin, with its PTX and ptxas's report per kernel.
-  CompiledCode compile_code(const std::string& source, const std::string& target) const override;
+  CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const override;
 
  private:
   int (*get_ptx_size_)(void*, std::size_t*) = nullptr;

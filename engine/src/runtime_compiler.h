@@ -25,14 +25,18 @@ struct CompiledCode {
   bool reports_spills = false;  // whether the compiler told (spill_bytes is then known)
 };
 
+// How much the assembler optimizes a kernel (ops::FusedPolicy::light_assembly): NVRTC runs ptxas at -O3
+// (full) or -O1 (light); hiprtc and clang keep their -O3 either way.
+enum class Assembly { full, light };
+
 // NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).
 class KernelCompiler {
  public:
   virtual ~KernelCompiler() = default;
   virtual std::string version() const = 0;  // "NVRTC 13.0": part of the kernel cache's key
-  // `source` compiled for `target` ("sm_90", "gfx1100"). Throws Error(device) with the compiler's log
-  // when it fails.
-  virtual CompiledCode compile_code(const std::string& source, const std::string& target) const = 0;
+  // `source` compiled for `target` ("sm_90", "gfx1100"), assembled as `assembly` says. Throws
+  // Error(device) with the compiler's log when it fails.
+  virtual CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const = 0;
 };
 
 // The names that tell one NVRTC-shaped library from another.

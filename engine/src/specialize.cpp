@@ -69,7 +69,8 @@ std::vector<const void*> module_images(const SpecializedCode& code, const void* 
 
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler) {
-  CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target);
+  const Assembly assembly = plan.policy_of(kernel.slot).light_assembly ? Assembly::light : Assembly::full;
+  CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target, assembly);
   FusedPlan again = plan;
   ops::FusedPolicy& policy = again.policy_of(kernel.slot);
   if (c.local_arrays) policy.compiler_unrolls_tiles = false;
@@ -77,7 +78,7 @@ CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, co
   // The source builds twins where its two policies differ (ops::SpecializedNetwork): without twins they stay equal.
   if (!plan.large_batch_kernels) again.large_batch_policy = again.feature_major_policy;
   if (again == plan) return c;
-  return compiler.compile_code(kernel_source(specialized_source(again), kernel), target);
+  return compiler.compile_code(kernel_source(specialized_source(again), kernel), target, assembly);
 }
 
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler) {
