@@ -8,6 +8,8 @@
 //   MLPCORE_ARCH_GFX9    CDNA (gfx908, gfx90a, gfx94x, gfx950): v_mfma_*
 //   MLPCORE_DEVICE_NVIDIA device pass of a CUDA compile
 //   MLPCORE_ARCH_SM80    NVIDIA sm_80 and newer: mma.sync.m16n8k16
+//   MLPCORE_LIGHT_ASSEMBLY the build of NVIDIA's built-in kernels that ptxas assembles at -O1 (set by the
+//                        build, cmake/MlpcoreCuda.cmake; ops/fused_kernel_entry.h)
 
 #ifndef MLPCORE_EMULATOR
 #define MLPCORE_EMULATOR 0
@@ -49,6 +51,13 @@
 #define MLPCORE_ARCH_SM80 1
 #else
 #define MLPCORE_ARCH_SM80 0
+#endif
+
+#ifndef MLPCORE_LIGHT_ASSEMBLY
+#define MLPCORE_LIGHT_ASSEMBLY 0
+#endif
+#if MLPCORE_LIGHT_ASSEMBLY && !defined(__CUDACC__)
+#error "MLPCORE_LIGHT_ASSEMBLY is a build of NVIDIA's built-in kernels"
 #endif
 
 #if MLPCORE_EMULATOR && (MLPCORE_DEVICE_AMD || MLPCORE_DEVICE_NVIDIA)

@@ -631,13 +631,14 @@ constexpr FusedPolicy bounded_shape_policy() {
   return tile_policy<Tile>({MaxTiles, MaxTiles, MaxTiles, ShapeKnown::bounds});
 }
 
-// The policy of the run-time-shaped kernel of layout L, or of its Twin (runtime_twin_policy): its launch
-// bounds too, the same for the _act twins (ops/fused_mlp_kernels.gpu.cpp). Only the kernels without the
-// _act suffix have twins.
-template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Twin = RuntimeTwin::none>
+// The policy of the run-time-shaped kernel of layout L, or of its Twin (runtime_twin_policy), or with
+// PerTile of its _act twin (runtime_activations_policy; ops/fused_mlp_kernels.gpu.cpp): its launch bounds
+// too, the same for both. Only the kernels without the _act suffix have twins.
+template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Twin = RuntimeTwin::none, bool PerTile = false>
 constexpr FusedPolicy runtime_shape_policy() {
   static_assert(Twin == RuntimeTwin::none || L == IoLayout::feature_major, "the twins are feature-major");
-  return runtime_twin_policy(Tile::kFamily, W, tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major}), false, Twin);
+  const FusedPolicy base = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
+  return runtime_twin_policy(Tile::kFamily, W, runtime_activations_policy(base, PerTile), PerTile, Twin);
 }
 
 // Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as
@@ -676,7 +677,7 @@ MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* out
   static_assert(runtime_twin<Tile, W, Twin, Activations>(), "no such twin of this kernel");
   constexpr bool kOneTileInputOnly = Twin == RuntimeTwin::one_tile_input;
   if (kOneTileInputOnly && !one_tile_first_layer(net.input_dim, net.num_layers)) abort_kernel("mlp_forward: the one-tile-input twin without one");
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, Twin>();
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, Twin, Activations::kPerTile>();
   constexpr int S = kPolicy.sample_tiles;
   using Prefetch = InputPrefetch<Tile, Io, kPolicy, W, L>;
   Prefetch prefetch(input, net.input_dim, batch);

@@ -1,5 +1,6 @@
 // The fused MLP kernels, one source for both vendors: built as HIP code objects (one per AMD architecture,
-// cmake/MlpcoreAmdgpu.cmake) and as the CUDA fat binary (cmake/MlpcoreCuda.cmake). mlpcore_mlp_w<W> runs
+// cmake/MlpcoreAmdgpu.cmake) and as the CUDA fat binaries, one per assembly (cmake/MlpcoreCuda.cmake; each
+// kernel's body in the one of its policy's, ops/fused_kernel_entry.h). mlpcore_mlp_w<W> runs
 // any network whose widest layer is W tiles of 16 (W = 1..8), its depth and activations read at run time
 // and its layers packed W tiles wide; on NVIDIA it has ReLU compiled into its hidden layers
 // (ops::RuntimeKernelActivations), and mlpcore_mlp_w<W>_act, its twin for networks with any other hidden
@@ -10,9 +11,10 @@
 // mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy);
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
-// float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix. Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy
-// sets their register bounds (ops/fused_kernel_entry.h). A model's own specialized kernels come from
-// ops/fused_mlp_specialized.h, compiled per model.
+// float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix.
+// Blocks are kFusedWavesPerBlock waves; the tile's FusedPolicy sets their register bounds
+// (ops/fused_kernel_entry.h). A model's own specialized kernels come from ops/fused_mlp_specialized.h,
+// compiled per model.
 #include "ops/fused_kernel_entry.h"
 #include "ops/fused_mlp.h"
 #include "ops/fused_shapes.h"
@@ -23,10 +25,10 @@
 // cuda, float32 I/O: 32-32x2-3 12.6 against 14.3 G samples/s, 5-48x3-3 6.9 against 9.1, 16-64x3-16 6.4
 // against 7.2; at most 4% faster elsewhere).
 #define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout, twin)                                                                    \
-  MLPCORE_FUSED_KERNEL_IN(layout, name, io,                                                                                                \
-                          (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout,                 \
-                                                              mlpcore::ops::RuntimeTwin::twin>()),                                         \
-                          mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, mlpcore::ops::RuntimeTwin::twin>)
+  MLPCORE_BUILT_IN_KERNEL_IN(layout, name, io,                                                                                          \
+                             (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout,              \
+                                                                 mlpcore::ops::RuntimeTwin::twin, mlpcore::ops::activations::kPerTile>()), \
+                             mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, mlpcore::ops::RuntimeTwin::twin>)
 // Each layout's kernel takes its layout's policy, launch bounds included.
 #define MLPCORE_RUNTIME_KERNELS_WITH(W, activations, act)                                                            \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major, none)                          \
@@ -79,11 +81,11 @@ static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_ONE_TILE_
 #undef MLPCORE_RUNTIME_ACTIVATIONS
 
 // Fixed-shape kernels (an MLPCORE_FIXED_SHAPES entry) of tile `Tile`, names suffixed with `acc`.
-#define MLPCORE_FIXED_KERNELS_WITH(acc, Tile, index, hidden, output, ...)                                                     \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##acc, float, (mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>()),         \
-                       MLPCORE_FIXED_FORWARD(Tile, hidden, output, __VA_ARGS__))                                              \
-  MLPCORE_FUSED_KERNEL(mlpcore_mlp_fixed_##index##acc##_f16, mlpcore::ops::half_t, (mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>()), \
-                       MLPCORE_FIXED_FORWARD(Tile, hidden, output, __VA_ARGS__))
+#define MLPCORE_FIXED_KERNELS_WITH(acc, Tile, index, hidden, output, ...)                                                                        \
+  MLPCORE_BUILT_IN_KERNEL(mlpcore_mlp_fixed_##index##acc, float, (mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>()),                          \
+                          MLPCORE_FIXED_FORWARD(Tile, hidden, output, __VA_ARGS__))                                                              \
+  MLPCORE_BUILT_IN_KERNEL(mlpcore_mlp_fixed_##index##acc##_f16, mlpcore::ops::half_t, (mlpcore::ops::fixed_shape_policy<Tile, __VA_ARGS__>()), \
+                          MLPCORE_FIXED_FORWARD(Tile, hidden, output, __VA_ARGS__))
 #define MLPCORE_FIXED_KERNELS(...) MLPCORE_FIXED_KERNELS_WITH(, mlpcore::ops::NativeTile, __VA_ARGS__)
 #define MLPCORE_FIXED_KERNELS_F16ACC(...) MLPCORE_FIXED_KERNELS_WITH(_f16acc, mlpcore::ops::NativeF16AccTile, __VA_ARGS__)
 

@@ -56,8 +56,8 @@ enum class RowLoads { branched, clamped, tested };
 // whole tiles of sample-major rows that row vectors cannot read load (RowLoads); with tested_row_stores
 // whole sample-major output tiles whose rows row vectors cannot write (1, 2, 3 outputs...) store each value
 // under a test of its unit alone, without the test of its sample that partial tiles need; with
-// light_assembly a specialized kernel's assembler optimizes less (NVRTC: ptxas -O1, not -O3, on the same
-// PTX; engine/src/specialize.cpp).
+// light_assembly a kernel's assembler optimizes less (ptxas -O1, not -O3, on the same PTX: NVRTC for
+// specialized kernels, engine/src/specialize.cpp; nvcc for the built-in ones, ops/fused_kernel_entry.h).
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -86,22 +86,26 @@ inline constexpr int kMaxSampleTiles = 4;
 // wave (0: no twin) and bound. The 96-wide twin is unbound where its kernel is bound to 4: that bound is for
 // one sample tile, and the twin of two was measured unbound. Whether the sample-major kernel stores whole
 // tiles that row vectors cannot write under tests of their units alone (FusedPolicy::tested_row_stores).
+// Whether the sample-major and the feature-major kernels (their twins too) are assembled light
+// (FusedPolicy::light_assembly).
 struct RuntimeShapeTuning {
   int min_blocks = 0;
   int large_batch_sample_tiles = 0;
   int large_batch_min_blocks = 0;
   bool tested_row_stores = false;
+  bool light_assembly_sample_major = false;
+  bool light_assembly_feature_major = false;
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
     case 1: return {5, 4, 5, true};
     case 2:
     case 3: return {0, 0, 0, true};
-    case 4: return {4, 0, 0, true};
+    case 4: return {4, 0, 0, true, true, true};
     case 5: return {3, 2, 3};
     case 6: return {4, 2, 0};
-    case 7: return {0, 2, 0, true};
-    default: return {};  // 128 wide
+    case 7: return {0, 2, 0, true, true, true};
+    default: return {0, 0, 0, false, true, false};  // 128 wide
   }
 }
 
@@ -213,6 +217,15 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // -O3, 16 networks, 13 of them such, geometric means: `cuda` +3% to +5% at 2^22, +23% to +34% at
       // 2^14). At 80 and 96 wide -O1 took more registers and a block fewer per multiprocessor (up to -37%);
       // under the bound, 112 wide and 32 wide it gained nothing on balance (docs/benchmarks.md, "Stop 52").
+      // The built-in kernels follow the same rule where it was measured so: the compiled-in shapes 128 wide,
+      // and 64 wide with more than one input tile (32-128x4-16 +2% to +59%, 32-64x4-16 0 to +34% at
+      // 2^22-2^14; 16-64x2-4, under the bound, -9% to -24% at 2^16-2^14), and the run-time-shaped kernels
+      // 64 and 112 wide, and 128 wide sample-major (nvidia_runtime_shape_tuning). On an H200 against -O3,
+      // `cuda+builtin`, geometric means at 2^22 / 2^16 / 2^14: 64 wide +3% to +6% / +9% to +10% / +9% to +10%, 112
+      // wide +2% to +8% / +9% to +13% / +16% to +23%, 128 wide sample-major +5% / +11% / +17%. Not 128 wide
+      // feature-major (0% / +3% / -1%, 64-128-64-3 -9% at 2^22), nor 16-48 wide (sample-major -2% to -10%),
+      // 80 wide (-24% to -27% at 2^14) or 96 wide (-5% to -13% at 2^14) (docs/benchmarks.md, "Stop 53").
+      // The library builds its kernels into one fat binary per assembly (ops/fused_kernel_entry.h).
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
       if (shape.known == ShapeKnown::widest) {
@@ -221,8 +234,9 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
         const int min_blocks = tuning.min_blocks;
         const RowLoads rows = !shape.sample_major_input ? RowLoads::branched : shape.width_tiles == 1 ? RowLoads::tested : RowLoads::clamped;
         const bool stores = shape.sample_major_input && tuning.tested_row_stores;
-        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows, stores};
-        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows, stores};
+        const bool light = shape.sample_major_input ? tuning.light_assembly_sample_major : tuning.light_assembly_feature_major;
+        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows, stores, light};
+        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows, stores, light};
       }
       // A first layer of at most 8 features up to 64 wide is narrow (Shaped<8, 16>, no row vectors): branched.
       const bool narrow_first = shape.width_tiles <= 4 && shape.input_features <= 8;
@@ -230,8 +244,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
           exact && shape.sample_major_input && shape.input_features % 4 != 0 && !narrow_first ? RowLoads::clamped : RowLoads::branched;
       if (shape.width_tiles > 4)
         return {shape.input_tiles <= 2 && shape.output_tiles == 1 ? 2 : 1, true, false, 0, exact && !shape.sample_major_input, exact, true, fixed,
-                false, false, rows, false, exact && shape.width_tiles == 8};
-      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed, false, false, rows, false, exact && shape.width_tiles == 4};
+                false, false, rows, false, fixed && shape.width_tiles == 8};
+      if (shape.input_tiles > 1) return {2, false, false, 0, fixed, fixed, false, fixed, false, false, rows, false, fixed && shape.width_tiles == 4};
       return {2, false, true, 5, fixed, fixed, false, fixed, false, false, rows};
   }
   return {};
@@ -298,6 +312,16 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily 
   if (family != TileFamily::nvidia || activations_per_tile || tuning.large_batch_sample_tiles == 0) return base;
   base.sample_tiles = tuning.large_batch_sample_tiles;
   base.min_blocks = tuning.large_batch_min_blocks;
+  return base;
+}
+
+// The policy of a run-time-shaped kernel that tests each layer's activation once per tile
+// (ops::RuntimeActivationsPerTile: the _act kernels, for hidden activations other than ReLU), given its
+// layout's (`base`): assembled at -O3 (FusedPolicy::light_assembly). At -O1, on an H200, SiLU networks 64,
+// 112 and 128 wide ran 11% to 36% slower (geometric means at 2^22-2^14, 8-128x6-1 down to -51%), where the
+// ReLU kernels of those widths gained (docs/benchmarks.md, "Stop 53").
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_activations_policy(FusedPolicy base, bool activations_per_tile) {
+  if (activations_per_tile) base.light_assembly = false;
   return base;
 }
 

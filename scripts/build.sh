@@ -3,7 +3,8 @@
 #   scripts/build.sh                      Release build of everything in ./build
 #   scripts/build.sh --sanitize           Debug build with AddressSanitizer + UBSan in ./build-asan
 #   scripts/build.sh [--sanitize] T...    only the targets T (and what they need)
-# A first Release build takes about 10 minutes on 2 cores (14 with the NVIDIA fat binary), most of it GPU code objects.
+# A first Release build takes about 10 minutes on 2 cores (about 25 with the two NVIDIA fat binaries), most
+# of it GPU code objects.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build
@@ -11,7 +12,7 @@ config=(-DCMAKE_BUILD_TYPE=Release)
 if [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build-asan
-  # No GPU in a sanitizer run: the renderer programs and the NVIDIA fat binary are left out. -O1, as the
+  # No GPU in a sanitizer run: the renderer programs and the NVIDIA fat binaries are left out. -O1, as the
   # sanitizers' authors advise: at -O0 the emulated kernels' tests ran 5 minutes each.
   config=(-DCMAKE_BUILD_TYPE=Debug -DMLPCORE_GPU_APPS=OFF -DMLPCORE_CUDA=OFF
           "-DCMAKE_CXX_FLAGS=-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer")

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,8 @@
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
 #include "engine/src/device_buffer.h"
+#include "engine/src/fused_plan.h"
+#include "engine/src/gpu_launch.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
 #include "ops/fused_policy.h"
@@ -30,10 +33,10 @@ namespace mlpcore::detail {
 namespace {
 
 #ifndef MLPCORE_NO_CUDA_BUILD
-// The kernels of the PTX the fat binary holds for its newest architecture, by name: each one's text from
-// its .entry to the next (empty if the file is missing).
-std::map<std::string, std::string> fatbin_ptx_entries() {
-  std::ifstream file(MLPCORE_CUDA_PTX);
+// The kernels of a PTX file, by name: each one's text from its .entry to the next (empty if the file is
+// missing).
+std::map<std::string, std::string> ptx_entries(const char* path) {
+  std::ifstream file(path);
   const std::string ptx((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   std::map<std::string, std::string> entries;
   const std::string entry = ".entry ";
@@ -46,36 +49,87 @@ std::map<std::string, std::string> fatbin_ptx_entries() {
   }
   return entries;
 }
+
+// The PTX the fat binaries hold for their newest architecture: assembled at -O3 and at -O1.
+struct FatbinPtx {
+  std::map<std::string, std::string> full = ptx_entries(MLPCORE_CUDA_PTX), light = ptx_entries(MLPCORE_CUDA_LIGHT_PTX);
+  // The kernel's text in the fat binary of `policy`'s assembly (FusedPolicy::light_assembly), and in the other.
+  const std::string& body(const std::string& name, const ops::FusedPolicy& policy) const { return (policy.light_assembly ? light : full).at(name); }
+  const std::string& stub(const std::string& name, const ops::FusedPolicy& policy) const { return (policy.light_assembly ? full : light).at(name); }
+};
+
+// Every built-in kernel's policy, as the host plans it (engine/src/fused_plan.cpp): the run-time-shaped
+// kernels' by width and layout (their _act twins' as runtime_activations_policy makes it), their
+// feature-major twins' where the policy table gives one, and the compiled-in shapes' (both layouts, both
+// accumulations).
+std::map<std::string, ops::FusedPolicy> built_in_kernel_policies() {
+  std::map<std::string, ops::FusedPolicy> policies;
+  for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w) {
+    const std::string name = "mlpcore_mlp_w" + std::to_string(w);
+    for (const bool sample_major : {true, false}) {
+      const ops::FusedPolicy policy = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
+      for (const char* io : {"", "_f16"}) {
+        const std::string layout = sample_major ? "" : "_fm";
+        policies[name + io + layout] = policy;
+        policies[name + "_act" + io + layout] = ops::runtime_activations_policy(policy, true);
+      }
+      if (sample_major) continue;
+      const std::pair<const char*, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
+                                                                 {"_fm_one_tile_input", ops::RuntimeTwin::one_tile_input}};
+      for (const auto& [suffix, kind] : twins)
+        if (const ops::FusedPolicy twin = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, kind); twin != policy)
+          for (const char* io : {"", "_f16"}) policies[name + io + suffix] = twin;
+    }
+  }
+  const auto add_fixed = [&](int index, std::initializer_list<int> widths) {
+    const ops::FusedShape shape{*widths.begin(), std::max(widths), *(widths.end() - 1), ops::ShapeKnown::tiles};
+    for (const char* acc : {"", "_f16acc"})
+      for (const char* io : {"", "_f16"})
+        for (const char* layout : {"", "_fm"})
+          policies["mlpcore_mlp_fixed_" + std::to_string(index) + acc + io + layout] = ops::fused_policy(ops::TileFamily::nvidia, shape);
+  };
+#define MLPCORE_FIXED_POLICY(index, hidden, output, ...) add_fixed(index, {__VA_ARGS__});
+  MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_POLICY)
+#undef MLPCORE_FIXED_POLICY
+  return policies;
+}
 #endif
 
 TEST(CudaFatbin, HoldsEveryFusedKernel) {
 #ifdef MLPCORE_NO_CUDA_BUILD
   GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
 #else
-  // The fat binary nvcc built, every byte: nvcc compresses each architecture's code in it (it does for
-  // large ones), so no kernel's name can be read there; the PTX it keeps with it is read for every
-  // kernel (NoKernelKeepsArraysInLocalMemory).
+  // The fat binaries nvcc built, every byte: nvcc compresses each architecture's code in them (it does
+  // for large ones), so no kernel's name can be read there; the PTX it keeps with each is read for every
+  // kernel (EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLocalMemory).
   const auto objects = cuda_code_objects();
-  ASSERT_EQ(objects.size(), 1u) << "built with nvcc, so the fat binary is embedded";
-  const std::string_view image(reinterpret_cast<const char*>(objects[0].data), objects[0].size);
-  std::ifstream file(MLPCORE_CUDA_FATBIN, std::ios::binary);
-  ASSERT_TRUE(file) << MLPCORE_CUDA_FATBIN;
-  const std::string built((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(image.size(), built.size());
-  EXPECT_TRUE(image == built) << "the library embeds " << MLPCORE_CUDA_FATBIN;
-  ASSERT_GE(image.size(), 4u);
-  std::uint32_t magic = 0;
-  std::memcpy(&magic, image.data(), 4);
-  EXPECT_EQ(magic, 0xBA55ED50u) << "a fat binary";
+  ASSERT_EQ(objects.size(), 2u) << "built with nvcc, so both fat binaries are embedded";
+  const std::pair<const char*, const char*> expected[] = {{"fatbin", MLPCORE_CUDA_FATBIN}, {"fatbin-light", MLPCORE_CUDA_LIGHT_FATBIN}};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& [arch, path] = expected[i];
+    EXPECT_STREQ(objects[i].arch, arch);
+    const std::string_view image(reinterpret_cast<const char*>(objects[i].data), objects[i].size);
+    std::ifstream file(path, std::ios::binary);
+    ASSERT_TRUE(file) << path;
+    const std::string built((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(image.size(), built.size());
+    EXPECT_TRUE(image == built) << "the library embeds " << path;
+    ASSERT_GE(image.size(), 4u);
+    std::uint32_t magic = 0;
+    std::memcpy(&magic, image.data(), 4);
+    EXPECT_EQ(magic, 0xBA55ED50u) << "a fat binary";
+  }
 #endif
 }
 
-// The kernels nvcc built, read in the PTX the fat binary holds for its newest architecture: each one
-// expected is there, runs matrix instructions, and keeps no array in local memory, as NvrtcCompile checks
-// the specialized kernels. The compiled-in shapes leave unrolling their output tiles to the compiler
-// (FusedPolicy::compiler_unrolls_tiles); one that declined would leave their arrays in local memory, and
-// nothing recompiles a kernel built with the library.
-TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
+// The kernels nvcc built, read in the PTX the fat binaries hold for their newest architecture: each one
+// expected is in both, its body (matrix instructions) in the one of its policy's assembly
+// (FusedPolicy::light_assembly, the binary the host takes it from: engine/src/gpu_launch.h,
+// KernelLookup::by_assembly) and a trap in the other; and no body keeps an array in local memory, as
+// NvrtcCompile checks the specialized kernels. The compiled-in shapes leave unrolling their output tiles
+// to the compiler (FusedPolicy::compiler_unrolls_tiles); one that declined would leave their arrays in
+// local memory, and nothing recompiles a kernel built with the library.
+TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLocalMemory) {
 #ifdef MLPCORE_NO_CUDA_BUILD
   GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
 #else
@@ -100,15 +154,31 @@ TEST(CudaFatbin, NoKernelKeepsArraysInLocalMemory) {
   MLPCORE_FIXED_SHAPES(MLPCORE_EXPECT_FIXED)
 #undef MLPCORE_EXPECT_FIXED
 
-  const std::map<std::string, std::string> entries = fatbin_ptx_entries();
-  ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
-  std::set<std::string> found;
-  for (const auto& [name, body] : entries) {
-    found.insert(name);
+  const FatbinPtx ptx;
+  ASSERT_FALSE(ptx.full.empty()) << MLPCORE_CUDA_PTX;
+  ASSERT_FALSE(ptx.light.empty()) << MLPCORE_CUDA_LIGHT_PTX;
+  std::set<std::string> full, light;
+  for (const auto& entry : ptx.full) full.insert(entry.first);
+  for (const auto& entry : ptx.light) light.insert(entry.first);
+  EXPECT_EQ(full, expected);
+  EXPECT_EQ(light, expected);
+  const std::map<std::string, ops::FusedPolicy> policies = built_in_kernel_policies();
+  std::set<std::string> planned;
+  int light_bodies = 0;
+  for (const auto& [name, policy] : policies) {
+    planned.insert(name);
+    if (!expected.contains(name)) continue;
+    light_bodies += policy.light_assembly;
+    const std::string& body = ptx.body(name, policy);
     EXPECT_NE(body.find("mma.sync.aligned"), std::string::npos) << name;
     EXPECT_EQ(body.find(".local"), std::string::npos) << name << ": an array in local memory";
+    const std::string& stub = ptx.stub(name, policy);
+    EXPECT_EQ(stub.find("mma.sync.aligned"), std::string::npos) << name << ": a body in both fat binaries";
+    EXPECT_NE(stub.find("trap;"), std::string::npos) << name;
   }
-  EXPECT_EQ(found, expected);
+  EXPECT_EQ(planned, expected) << "a policy for every kernel built, and a kernel for every policy";
+  EXPECT_GT(light_bodies, 0);
+  EXPECT_LT(light_bodies, static_cast<int>(expected.size()));
 #endif
 }
 
@@ -119,47 +189,82 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
 #ifdef MLPCORE_NO_CUDA_BUILD
   GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
 #else
-  const std::map<std::string, std::string> entries = fatbin_ptx_entries();
-  ASSERT_FALSE(entries.empty()) << MLPCORE_CUDA_PTX;
+  const FatbinPtx ptx;
+  ASSERT_FALSE(ptx.full.empty()) << MLPCORE_CUDA_PTX;
   std::set<int> bounds;
-  std::map<std::string, int> twins_of;  // kernels with each twin
-  for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w)
-    for (const bool sample_major : {true, false}) {
-      const ops::FusedShape shape{w, w, w, ops::ShapeKnown::widest, sample_major};
-      const ops::FusedPolicy policy = ops::fused_policy(ops::TileFamily::nvidia, shape);
-      bounds.insert(policy.min_blocks);
-      std::vector<std::pair<std::string, int>> names;  // each kernel and its bound
-      for (const char* io : {"", "_f16", "_act", "_act_f16"})
-        names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + (sample_major ? "" : "_fm"), policy.min_blocks);
-      // the feature-major kernel's twins, where the host plans them, take the twin's bound
-      const std::pair<std::string, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
-                                                                 {"_fm_one_tile_input", ops::RuntimeTwin::one_tile_input}};
-      for (const auto& [suffix, kind] : twins)
-        if (const ops::FusedPolicy twin = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, kind); !sample_major && twin != policy) {
-          bounds.insert(twin.min_blocks);
-          for (const char* io : {"", "_f16"}) names.emplace_back("mlpcore_mlp_w" + std::to_string(w) + io + suffix, twin.min_blocks);
-          ++twins_of[suffix];
-        }
-      for (const auto& [name, expected] : names) {
-        const auto entry = entries.find(name);
-        ASSERT_NE(entry, entries.end()) << name;
-        const std::string directive = ".minnctapersm ";
-        const std::size_t at = entry->second.find(directive);
-        const int bound = at == std::string::npos ? 0 : std::stoi(entry->second.substr(at + directive.size()));
-        EXPECT_EQ(bound, expected) << name;
-      }
-    }
-  EXPECT_GT(twins_of["_fm_large"], 0);
-  EXPECT_GT(twins_of["_fm_one_tile_input"], 0);
+  std::map<std::string, int> twins;  // kernels of each twin
+  for (const auto& [name, policy] : built_in_kernel_policies()) {
+    if (!name.starts_with("mlpcore_mlp_w")) continue;
+    for (const char* suffix : {"_fm_large", "_fm_one_tile_input"}) twins[suffix] += name.ends_with(suffix);
+    bounds.insert(policy.min_blocks);
+    const std::string& body = ptx.body(name, policy);
+    const std::string directive = ".minnctapersm ";
+    const std::size_t at = body.find(directive);
+    const int bound = at == std::string::npos ? 0 : std::stoi(body.substr(at + directive.size()));
+    EXPECT_EQ(bound, policy.min_blocks) << name;
+  }
+  EXPECT_GT(twins["_fm_large"], 0);
+  EXPECT_GT(twins["_fm_one_tile_input"], 0);
   EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
+}
+
+// A stand-in runtime whose modules are the kernel names they hold: a kernel is its entry there.
+struct NamedModules {
+  void unload_module(void*) const {}
+  void* function(void* module, const char* name) const {
+    auto& kernels = *static_cast<std::map<std::string, int>*>(module);
+    const auto k = kernels.find(name);
+    return k == kernels.end() ? nullptr : &k->second;
+  }
+};
+
+// The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
+// (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's, per slot, where a
+// network's layouts differ (128 wide: light sample-major, not feature-major, nor with SiLU hidden layers),
+// or from the first module that holds it (specialized kernels, a module each).
+TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
+  std::mt19937 rng(3);
+  const NamedModules rt;
+  int light = 0, full = 0;
+  const std::vector<std::pair<std::vector<std::size_t>, ActivationKind>> networks = {
+      {{3, 128, 128, 1}, ActivationKind::relu}, {{3, 128, 128, 1}, ActivationKind::silu},          {{3, 64, 64, 1}, ActivationKind::relu},
+      {{2, 32, 32, 1}, ActivationKind::relu},   {{32, 128, 128, 128, 128, 16}, ActivationKind::relu}};
+  for (const auto& [widths, hidden] : networks) {
+    std::vector<Activation> acts(widths.size() - 2, Activation::make(hidden));
+    acts.push_back(Activation::make(ActivationKind::none));
+    const FusedPlan plan = plan_fused(test::random_model(rng, widths, acts), "cuda", {ops::TileFamily::nvidia});
+    std::map<std::string, int> names[2];
+    for (const KernelSlot slot : kKernelSlots)
+      for (const Io io : {Io::f32, Io::f16})
+        for (auto& module : names) module[plan.kernel_name(io, slot)] = 0;
+    std::vector<DeviceModule<NamedModules>> modules;
+    for (auto& module : names) modules.emplace_back(&module, ModuleUnload<NamedModules>{&rt});
+    const auto fail = [](const std::string& kernel) { ADD_FAILURE() << kernel; };
+    const FusedKernels by_assembly = find_fused_kernels(rt, modules, KernelLookup::by_assembly, plan, fail);
+    const FusedKernels any = find_fused_kernels(rt, modules, KernelLookup::any_module, plan, fail);
+    for (const KernelSlot slot : kKernelSlots)
+      for (const Io io : {Io::f32, Io::f16}) {
+        const std::string name = plan.kernel_name(io, slot);
+        const bool light_slot = plan.policy_of(slot).light_assembly;
+        (light_slot ? light : full) += has_kernel(plan, slot, io);
+        EXPECT_EQ(by_assembly.by_index[fused_kernel_index(io, slot)], &names[light_slot ? 1 : 0].at(name)) << name;
+        EXPECT_EQ(any.by_index[fused_kernel_index(io, slot)], &names[0].at(name)) << name;
+      }
+  }
+  EXPECT_GT(light, 0);
+  EXPECT_GT(full, 0);
 }
 
 TEST(CudaProbe, SaysWhyItCannotRun) {
   const CudaDriver missing("/nonexistent/libcuda.so.1");
   EXPECT_FALSE(missing.loaded());
-  const EmbeddedCodeObject fatbin{"fatbin", nullptr, 0};  // a stand-in, so builds without nvcc get that far
-  EXPECT_NE(probe_cuda(missing, {&fatbin, 1}).reason.find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos);
+  // stand-ins, so builds without nvcc get that far
+  const EmbeddedCodeObject fatbins[] = {{"fatbin", nullptr, 0}, {"fatbin-light", nullptr, 0}};
+  EXPECT_NE(probe_cuda(missing, fatbins).reason.find("no CUDA driver: /nonexistent/libcuda.so.1"), std::string::npos);
+  EXPECT_NE(probe_cuda(missing, {fatbins, 1}).reason.find("not its two fat binaries"), std::string::npos);
+  const EmbeddedCodeObject unnamed[] = {{"fatbin", nullptr, 0}, {"gfx1100", nullptr, 0}};
+  EXPECT_NE(probe_cuda(missing, unnamed).reason.find("not its two fat binaries"), std::string::npos);
   EXPECT_NE(probe_cuda(missing, {}).reason.find("MLPCORE_CUDA=OFF"), std::string::npos);
 }
 
@@ -197,8 +302,12 @@ TEST(CudaOnDevice, EachCallRunsInItsDevicesContextOnTheCallingThread) {
   const int* retained = static_cast<int*>(::dlsym(lib, "fake_cuda_retained"));
   const auto stack_depth = reinterpret_cast<int (*)()>(::dlsym(lib, "fake_cuda_stack_depth"));
   const unsigned wrong_before = wrong_context;
-  const EmbeddedCodeObject fatbin{"fatbin", nullptr, 0};
-  EXPECT_EQ(probe_cuda(d, {&fatbin, 1}).description, "NVIDIA Fake H100 (sm_90), device 0");
+  // The fat binaries by name, in either order.
+  const EmbeddedCodeObject fatbins[] = {{"fatbin-light", nullptr, 0}, {"fatbin", nullptr, 0}};
+  const CudaProbe probe = probe_cuda(d, fatbins);
+  EXPECT_EQ(probe.description, "NVIDIA Fake H100 (sm_90), device 0");
+  EXPECT_EQ(probe.fatbin, &fatbins[1]);
+  EXPECT_EQ(probe.light_fatbin, &fatbins[0]);
   {
     const CudaOnDevice gpus[2] = {{d, 0}, {d, 1}};
     EXPECT_EQ(retained[0], 1);

@@ -202,19 +202,50 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
       }
 }
 
-// Light assembly (ptxas -O1) is for NVIDIA's specialized kernels 128 wide, and 64 wide with more than one
-// input tile; not for other widths, nor run-time-shaped, compiled-in or AMD kernels, in either layout.
-TEST(FusedPolicy, LightAssemblyIsForSpecializedNvidiaKernels128WideOr64WideWithSeveralInputTiles) {
+// Light assembly (ptxas -O1) is for NVIDIA's kernels where it ran faster: specialized and compiled-in ones
+// 128 wide, and 64 wide with more than one input tile, in either layout; run-time-shaped ones 64 and 112
+// wide, and 128 wide sample-major. Not for other widths, the device-side API's networks or AMD's kernels.
+TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRanFaster) {
   for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
     for (int w = 1; w <= 8; ++w)
       for (const int in : {1, 2, w})
         for (const int out : {1, w})
           for (const bool sample_major : {true, false})
             for (const auto known : {ops::ShapeKnown::bounds, ops::ShapeKnown::widest, ops::ShapeKnown::tiles, ops::ShapeKnown::exact}) {
-              const bool light = family == ops::TileFamily::nvidia && known == ops::ShapeKnown::exact && (w == 8 || (w == 4 && in > 1));
+              const bool fixed = known == ops::ShapeKnown::tiles || known == ops::ShapeKnown::exact;
+              const bool light = family == ops::TileFamily::nvidia && ((fixed && (w == 8 || (w == 4 && in > 1))) ||
+                                                                       (known == ops::ShapeKnown::widest && (w == 4 || w == 7 || (w == 8 && sample_major))));
               EXPECT_EQ(ops::fused_policy(family, {in, w, out, known, sample_major}).light_assembly, light)
                   << w << " tiles wide, " << in << " input tiles, " << (sample_major ? "sample-major" : "feature-major");
             }
+}
+
+// The run-time-shaped kernels that test each layer's activation once per tile (the _act kernels, for hidden
+// activations other than ReLU) keep -O3 where the ReLU ones of their width and layout are assembled light,
+// and so do the plans of such networks; a ReLU network of the same shape (112 wide: light in every slot,
+// the large-batch twin's too) runs light.
+TEST(FusedPolicy, RunTimeShapedKernelsOfOtherHiddenActivationsAreNotAssembledLight) {
+  for (int w = 1; w <= 8; ++w)
+    for (const bool sample_major : {true, false}) {
+      const ops::FusedPolicy relu = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
+      ops::FusedPolicy expected = relu;
+      expected.light_assembly = false;
+      EXPECT_EQ(ops::runtime_activations_policy(relu, true), expected) << w << " tiles wide";
+      EXPECT_EQ(ops::runtime_activations_policy(relu, false), relu) << w << " tiles wide";
+    }
+  std::mt19937 rng(5);
+  const auto plan = [&](ActivationKind hidden) {
+    return plan_fused(test::random_model(rng, {3, 112, 112, 1}, {Activation::make(hidden), Activation::make(hidden), Activation::make(ActivationKind::none)}),
+                      "t", {ops::TileFamily::nvidia});
+  };
+  const FusedPlan relu = plan(ActivationKind::relu), silu = plan(ActivationKind::silu);
+  ASSERT_EQ(relu.kind, KernelKind::runtime_shaped);
+  ASSERT_TRUE(relu.large_batch_kernels);
+  ASSERT_TRUE(silu.activations_per_tile);
+  for (const KernelSlot slot : kKernelSlots) {
+    EXPECT_TRUE(relu.policy_of(slot).light_assembly);
+    EXPECT_FALSE(silu.policy_of(slot).light_assembly);
+  }
 }
 
 // Whole tiles of sample-major rows that row vectors cannot read (ops::RowLoads) load without a branch per

@@ -1,13 +1,14 @@
 #pragma once
 // GPU code built into this library: the fused MLP kernels as AMD code objects (one per architecture) and
-// as one CUDA fat binary (cubins for each sm, plus PTX for newer GPUs).
+// as two CUDA fat binaries (cubins for each sm, plus PTX for newer GPUs), "fatbin" and "fatbin-light", one
+// per assembly (ops/fused_kernel_entry.h).
 #include <cstddef>
 #include <span>
 
 namespace mlpcore::detail {
 
 struct EmbeddedCodeObject {
-  const char* arch;  // e.g. "gfx1100", or "fatbin"
+  const char* arch;  // e.g. "gfx1100", or "fatbin", "fatbin-light"
   const unsigned char* data;
   std::size_t size;
 };

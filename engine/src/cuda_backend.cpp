@@ -1,9 +1,10 @@
 // The cuda backend: the model's specialized kernels (compiled by NVRTC when the network is built, or
-// cached, or from `mlpcore compile`), else the fat binary's compiled-in kernels, loaded into the device's
-// primary context (the one the CUDA runtime and PyTorch use, so their streams and buffers work with
-// enqueue), weights packed and uploaded once. Without the driver, a GPU or an sm_80+ GPU it reports why
-// and the engine falls back.
+// cached, or from `mlpcore compile`), else the built-in kernels of the library's two fat binaries, loaded
+// into the device's primary context (the one the CUDA runtime and PyTorch use, so their streams and
+// buffers work with enqueue), weights packed and uploaded once. Without the driver, a GPU or an sm_80+ GPU
+// it reports why and the engine falls back.
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "engine/src/backend.h"
@@ -23,11 +24,11 @@ constexpr unsigned kWave = ops::TileMmaSm80::kWave;
 
 class CudaNetwork final : public BackendNetwork {
  public:
-  // `packing` for the plan's tile; `images` are the modules holding the plan's kernels.
-  CudaNetwork(const FusedPlan& plan, const BackendPacking& packing, std::string name,
-              const std::vector<const void*>& images, std::string description, const CudaDriver& driver, const CudaProbe& probe)
+  // `packing` for the plan's tile; `images` are the modules holding the plan's kernels, found by `lookup`.
+  CudaNetwork(const FusedPlan& plan, const BackendPacking& packing, std::string name, const std::vector<const void*>& images, KernelLookup lookup,
+              std::string description, const CudaDriver& driver, const CudaProbe& probe)
       : name_(std::move(name)), description_(std::move(description)), gpu_(driver, probe.device), modules_(load_modules(gpu_, images)),
-        kernels_(find_fused_kernels(gpu_, modules_, plan, [&](const std::string& kernel) {
+        kernels_(find_fused_kernels(gpu_, modules_, lookup, plan, [&](const std::string& kernel) {
           throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "module has no kernel " + kernel);
         })),
         net_(gpu_, packing), layouts_(plan.layouts) {}
@@ -73,6 +74,11 @@ const CudaDriver& driver() {
 CudaProbe probe_cuda(const CudaDriver& d, std::span<const EmbeddedCodeObject> objects) {
   CudaProbe p;
   if (objects.empty()) return p.reason = "this build has no CUDA fat binary (configured with MLPCORE_CUDA=OFF or without nvcc)", p;
+  for (const EmbeddedCodeObject& o : objects) {
+    if (std::string_view(o.arch) == "fatbin") p.fatbin = &o;
+    if (std::string_view(o.arch) == "fatbin-light") p.light_fatbin = &o;
+  }
+  if (objects.size() != 2 || !p.fatbin || !p.light_fatbin) return p.reason = "this build's CUDA code objects are not its two fat binaries", p;
   if (!d.loaded()) return p.reason = "no CUDA driver: " + d.load_error(), p;
   if (const int error = d.try_init()) return p.reason = "no NVIDIA GPU (" + d.describe(error, "cuInit") + ")", p;
   int count = 0;
@@ -83,7 +89,6 @@ CudaProbe probe_cuda(const CudaDriver& d, std::span<const EmbeddedCodeObject> ob
   if (cc < 80) return p.reason = "device 0 (" + name + ") is sm_" + std::to_string(cc) + "; the tensor-core kernels need sm_80 or newer", p;
   p.available = true;
   p.arch = cc;
-  p.fatbin = &objects.front();
   p.description = (name.starts_with("NVIDIA") ? "" : "NVIDIA ") + name + " (sm_" + std::to_string(cc) + "), device 0";
   return p;
 }
@@ -99,9 +104,12 @@ std::unique_ptr<BackendNetwork> create_network(const Model& model, const std::st
   const CudaProbe& probe = cuda_probe();
   if (!probe.available) throw Error(ErrorCode::backend_unavailable, "backend '" + name + "'", "", probe.reason);
   const KernelChoice k = choose_kernels(model, name, {ops::TileFamily::nvidia, true, f16_accumulation}, "sm_" + std::to_string(probe.arch), options, nvrtc());
-  const std::vector<const void*> images = module_images(k.code, probe.fatbin->data);
+  // The specialized kernels, else the built-in fat binaries in KernelLookup::by_assembly's order.
+  const std::vector<const void*> images = module_images(k.code, {probe.fatbin->data, probe.light_fatbin->data});
+  const KernelLookup lookup = k.code.modules.empty() ? KernelLookup::by_assembly : KernelLookup::any_module;
   const auto make = [&]<class Tile>() {
-    return std::make_unique<CudaNetwork>(k.plan, pack_for_backend<Tile>(model, k.plan, name.c_str()), name, images, k.code.description, driver(), probe);
+    return std::make_unique<CudaNetwork>(k.plan, pack_for_backend<Tile>(model, k.plan, name.c_str()), name, images, lookup, k.code.description, driver(),
+                                         probe);
   };
   // The module is loaded in the constructor: `k` may go after it.
   if (k.plan.f16_accumulation) return make.template operator()<ops::TileMmaSm80F16Acc>();

@@ -101,7 +101,12 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
                               : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
                                                 p.kind == KernelKind::specialized ? ops::ShapeKnown::exact : ops::ShapeKnown::tiles, true,
                                                 static_cast<int>(p.input_dim)};
-  p.policy = p.feature_major_policy = ops::fused_policy(p.family, shape);
+  // Each layout's policy; a run-time-shaped kernel's as its activations make it.
+  const auto layout_policy = [&](const ops::FusedShape& s) {
+    const ops::FusedPolicy base = ops::fused_policy(p.family, s);
+    return p.kind == KernelKind::runtime_shaped ? ops::runtime_activations_policy(base, p.activations_per_tile) : base;
+  };
+  p.policy = p.feature_major_policy = layout_policy(shape);
   // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
   // for large feature-major batches where their policy function gives one (large_batch_policy, and
   // runtime_large_batch_policy: a specialized source builds the twins, the library has the run-time-shaped
@@ -110,7 +115,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // weights fit (ops::kMaxOneTileInputTiles).
   if (p.kind == KernelKind::runtime_shaped || (p.kind == KernelKind::specialized && p.layouts.feature_major)) {
     shape.sample_major_input = false;
-    p.feature_major_policy = ops::fused_policy(p.family, shape);
+    p.feature_major_policy = layout_policy(shape);
     if (p.kind == KernelKind::runtime_shaped) {
       const ops::FusedPolicy one_tile =
           ops::runtime_twin_policy(p.family, p.width_tiles, p.feature_major_policy, p.activations_per_tile, ops::RuntimeTwin::one_tile_input);

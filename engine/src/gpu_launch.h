@@ -61,17 +61,28 @@ struct UploadedNetwork {
   std::optional<DeviceNetworkView> device_view;                               // none where the device API runs no packing
 };
 
-// The plan's fused kernel and its twins, from whichever of `modules` holds each; missing(name) throws for
-// one the plan has (has_kernel) that none holds.
+// Which modules may hold a kernel: any (specialized kernels, a module each; AMD's one code object), or the
+// one of its slot's assembly (FusedPolicy::light_assembly), for NVIDIA's built-in fat binaries [-O3, -O1]:
+// both hold every kernel, its body only the one of its assembly (ops/fused_kernel_entry.h).
+enum class KernelLookup { any_module, by_assembly };
+
+// The plan's fused kernel and its twins, from whichever of `modules` holds each as `lookup` says;
+// missing(name) throws for one the plan has (has_kernel) that none holds.
 template <class Runtime, class Missing>
-FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, const FusedPlan& plan, Missing missing) {
+FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, KernelLookup lookup, const FusedPlan& plan,
+                                Missing missing) {
   FusedKernels kernels{{}, call_routing(plan)};
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
       const std::string twin = plan.kernel_name(io, slot);
       void*& kernel = kernels.by_index[fused_kernel_index(io, slot)];
-      for (const DeviceModule<Runtime>& m : modules)
-        if (!kernel) kernel = rt.function(m.get(), twin.c_str());
+      if (lookup == KernelLookup::by_assembly) {
+        const std::size_t assembly = plan.policy_of(slot).light_assembly ? 1 : 0;
+        if (assembly < modules.size()) kernel = rt.function(modules[assembly].get(), twin.c_str());
+      } else {
+        for (const DeviceModule<Runtime>& m : modules)
+          if (!kernel) kernel = rt.function(m.get(), twin.c_str());
+      }
       if (!kernel && has_kernel(plan, slot, io)) missing(twin);
     }
   return kernels;

@@ -29,7 +29,7 @@ class HipNetwork final : public BackendNetwork {
   HipNetwork(const FusedPlan& plan, const BackendPacking& packing, unsigned wave,
              const std::vector<const void*>& images, std::string description, const HipRuntime& rt, const HipProbe& probe)
       : gpu_(rt, probe.device), wave_(wave), modules_(load_modules(gpu_, images)),
-        kernels_(find_fused_kernels(gpu_, modules_, plan, [&](const std::string& name) {
+        kernels_(find_fused_kernels(gpu_, modules_, KernelLookup::any_module, plan, [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
         net_(gpu_, packing), description_(std::move(description)), layouts_(plan.layouts) {}
@@ -72,7 +72,7 @@ template <class Tile>
 std::unique_ptr<BackendNetwork> make_network(const Model& model, const NetworkOptions& options, const HipRuntime& rt, const HipProbe& probe,
                                              const RuntimeCompiler& compiler) {
   const KernelChoice k = choose_kernels(model, "hip", {Tile::kFamily}, probe.processor, options, compiler);
-  const std::vector<const void*> images = module_images(k.code, probe.object->data);
+  const std::vector<const void*> images = module_images(k.code, {probe.object->data});
   // The module is loaded in the constructor: `k` may go after it.
   return std::make_unique<HipNetwork>(k.plan, pack_for_backend<Tile>(model, k.plan, "hip"), Tile::kWave, images, k.code.description, rt, probe);
 }

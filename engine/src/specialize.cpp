@@ -60,8 +60,8 @@ KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, con
 
 }  // namespace
 
-std::vector<const void*> module_images(const SpecializedCode& code, const void* built_in) {
-  if (code.modules.empty()) return {built_in};
+std::vector<const void*> module_images(const SpecializedCode& code, std::vector<const void*> built_in) {
+  if (code.modules.empty()) return built_in;
   std::vector<const void*> images;
   for (const std::vector<std::byte>& m : code.modules) images.push_back(m.data());
   return images;

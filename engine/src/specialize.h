@@ -21,7 +21,7 @@ struct SpecializedCode {
 };
 
 // The code objects a network loads: the specialized kernels' modules, else `built_in` (the library's).
-std::vector<const void*> module_images(const SpecializedCode& code, const void* built_in);
+std::vector<const void*> module_images(const SpecializedCode& code, std::vector<const void*> built_in);
 
 // The plan's kernels for `target` ("sm_90", "gfx1100"): from options.kernels_file when given
 // (Error(kernel_file) if it is not this plan's), else from the kernel cache, else compiled by `compiler`.

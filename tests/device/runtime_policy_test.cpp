@@ -1,0 +1,63 @@
+// The plan of a network that runs NVIDIA's run-time-shaped kernels gives each slot the policy its kernel
+// was compiled with (ops::runtime_shape_policy, the one ops/fused_mlp_kernels.gpu.cpp builds it with),
+// light_assembly included: that decides which of the library's two fat binaries holds the kernel's body
+// (ops/fused_kernel_entry.h), and the host takes it from the one the slot's policy names.
+#include <gtest/gtest.h>
+
+#include <utility>
+
+#include "engine/src/fused_plan.h"
+#include "ops/fused_mlp.h"
+#include "ops/tile_mma_sm80.h"
+#include "tests/test_util.h"
+
+namespace mlpcore::detail {
+namespace {
+
+template <int W, bool PerTile>
+void expect_kernel_policies(const FusedPlan& plan) {
+  using ops::IoLayout, ops::RuntimeTwin;
+  using Tile = ops::TileMmaSm80;
+  EXPECT_EQ(plan.policy, (ops::runtime_shape_policy<Tile, W, IoLayout::sample_major, RuntimeTwin::none, PerTile>())) << plan.shape;
+  const ops::FusedPolicy feature_major = plan.one_tile_input_twin
+                                             ? ops::runtime_shape_policy<Tile, W, IoLayout::feature_major, RuntimeTwin::one_tile_input, PerTile>()
+                                             : ops::runtime_shape_policy<Tile, W, IoLayout::feature_major, RuntimeTwin::none, PerTile>();
+  EXPECT_EQ(plan.feature_major_policy, feature_major) << plan.shape;
+  const ops::FusedPolicy large_batch =
+      plan.large_batch_kernels ? ops::runtime_shape_policy<Tile, W, IoLayout::feature_major, RuntimeTwin::large_batch, PerTile>() : feature_major;
+  EXPECT_EQ(plan.large_batch_policy, large_batch) << plan.shape;
+}
+
+// Every width, ReLU and SiLU hidden layers (the _act kernels), inputs of one tile (the 128-wide
+// feature-major twin for them) and as wide as the hidden layers.
+TEST(RunTimeShapedKernels, ThePlanGivesEachSlotItsKernelsPolicy) {
+  std::mt19937 rng(31);
+  int light = 0, full = 0;
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (
+        [&] {
+          constexpr int W = I + 1;
+          const std::size_t width = 16 * W;
+          for (const std::size_t inputs : {std::size_t{3}, width})
+            for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
+              const Activation act = Activation::make(hidden);
+              const FusedPlan plan = plan_fused(
+                  test::random_model(rng, {inputs, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}), "t",
+                  {ops::TileFamily::nvidia});  // (no compiled-in shape has three hidden layers)
+              ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
+              ASSERT_EQ(plan.activations_per_tile, hidden != ActivationKind::relu);
+              if (plan.activations_per_tile)
+                expect_kernel_policies<W, true>(plan);
+              else
+                expect_kernel_policies<W, false>(plan);
+              for (const KernelSlot slot : kKernelSlots) (plan.policy_of(slot).light_assembly ? light : full) += 1;
+            }
+        }(),
+        ...);
+  }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
+  EXPECT_GT(light, 0);
+  EXPECT_GT(full, 0);
+}
+
+}  // namespace
+}  // namespace mlpcore::detail
