@@ -99,9 +99,9 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
 #ifdef MLPCORE_NO_CUDA_BUILD
   GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
 #else
-  // The fat binaries nvcc built, every byte: nvcc compresses each architecture's code in them (it does
-  // for large ones), so no kernel's name can be read there; the PTX it keeps with each is read for every
-  // kernel (EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLocalMemory).
+  // The fat binaries nvcc built, every byte: fatbinary compresses each architecture's code in them
+  // (-compress-all, cmake/MlpcoreCuda.cmake), so no kernel's name can be read there; the PTX nvcc keeps
+  // with each is read for every kernel (EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLocalMemory).
   const auto objects = cuda_code_objects();
   ASSERT_EQ(objects.size(), 2u) << "built with nvcc, so both fat binaries are embedded";
   const std::pair<const char*, const char*> expected[] = {{"fatbin", MLPCORE_CUDA_FATBIN}, {"fatbin-light", MLPCORE_CUDA_LIGHT_FATBIN}};
