@@ -638,7 +638,7 @@ template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Tw
 constexpr FusedPolicy runtime_shape_policy() {
   static_assert(Twin == RuntimeTwin::none || L == IoLayout::feature_major, "the twins are feature-major");
   const FusedPolicy base = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
-  return runtime_twin_policy(Tile::kFamily, W, runtime_activations_policy(base, PerTile), PerTile, Twin);
+  return runtime_twin_policy(Tile::kFamily, W, runtime_activations_policy(Tile::kFamily, W, base, PerTile), PerTile, Twin);
 }
 
 // Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as

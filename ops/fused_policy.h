@@ -81,31 +81,36 @@ struct FusedPolicy {
 inline constexpr int kMaxSampleTiles = 4;
 
 // NVIDIA's run-time-shaped kernels by width in tiles of 16, as measured (fused_policy and
-// runtime_large_batch_policy say where): the blocks per multiprocessor each kernel is bound to
+// runtime_large_batch_policy say where): sample tiles per wave of the kernels with ReLU hidden layers
+// compiled in (ops::RuntimeKernelActivations; their twins' too unless said below) and of the _act kernels
+// (runtime_activations_policy); the blocks per multiprocessor each kernel is bound to
 // (FusedPolicy::min_blocks; 0 unbound), and its feature-major twin's for large batches: sample tiles per
 // wave (0: no twin) and bound. The 96-wide twin is unbound where its kernel is bound to 4: that bound is for
 // one sample tile, and the twin of two was measured unbound. Whether the sample-major kernel stores whole
 // tiles that row vectors cannot write under tests of their units alone (FusedPolicy::tested_row_stores).
-// Whether the sample-major and the feature-major kernels (their twins too) are assembled light
-// (FusedPolicy::light_assembly).
+// Whether the sample-major and the feature-major kernels (their large-batch twins too) and the
+// one-tile-input twin are assembled light (FusedPolicy::light_assembly).
 struct RuntimeShapeTuning {
+  int sample_tiles = 1;
+  int per_tile_sample_tiles = 1;
   int min_blocks = 0;
   int large_batch_sample_tiles = 0;
   int large_batch_min_blocks = 0;
   bool tested_row_stores = false;
   bool light_assembly_sample_major = false;
   bool light_assembly_feature_major = false;
+  bool light_assembly_one_tile_input = false;
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
-    case 1: return {5, 4, 5, true};
+    case 1: return {2, 2, 5, 4, 5, true};
     case 2:
-    case 3: return {0, 0, 0, true};
-    case 4: return {4, 0, 0, true, true, true};
-    case 5: return {3, 2, 3};
-    case 6: return {4, 2, 0};
-    case 7: return {0, 2, 0, true, true, true};
-    default: return {0, 0, 0, false, true, false};  // 128 wide
+    case 3: return {2, 2, 0, 0, 0, true};
+    case 4: return {2, 2, 4, 0, 0, true, true, true};
+    case 5: return {1, 1, 3, 2, 3};
+    case 6: return {1, 1, 4, 2, 0};
+    case 7: return {1, 1, 0, 2, 0, true, true, true};
+    default: return {2, 1, 0, 0, 0, false, false, false, true};  // 128 wide
   }
 }
 
@@ -144,7 +149,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // (engine/src/fused_packing.h, pack_for_backend).
       // The run-time-shaped kernels (every layer padded to their width, ops/fused_mlp.h, mlp_forward) take
       // the entry of a shape whose every layer is as wide as their widest, without narrow edges and early
-      // weight loads, and above 64 wide one sample tile and the compiler unrolling the output tiles. On an
+      // weight loads, and above 64 wide the compiler unrolling the output tiles; sample tiles per wave as
+      // nvidia_runtime_shape_tuning says (two, but one at 80-112 wide and in the 128-wide _act kernels). On an
       // H200, with a form of the kernel that branched to each activation once per output tile: unrolled by
       // construction, NVVM left the 112- and 128-wide kernels' arrays in local memory (560-608 bytes, 5-20
       // times slower); early loads took 80-128 wide to 186-255 registers; two sample tiles above 64 wide
@@ -220,11 +226,18 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
       // The built-in kernels follow the same rule where it was measured so: the compiled-in shapes 128 wide,
       // and 64 wide with more than one input tile (32-128x4-16 +2% to +59%, 32-64x4-16 0 to +34% at
       // 2^22-2^14; 16-64x2-4, under the bound, -9% to -24% at 2^16-2^14), and the run-time-shaped kernels
-      // 64 and 112 wide, and 128 wide sample-major (nvidia_runtime_shape_tuning). On an H200 against -O3,
-      // `cuda+builtin`, geometric means at 2^22 / 2^16 / 2^14: 64 wide +3% to +6% / +9% to +10% / +9% to +10%, 112
+      // 64 and 112 wide, and 128 wide sample-major until stop 54, below (nvidia_runtime_shape_tuning). On an
+      // H200 against -O3, `cuda+builtin`, geometric means at 2^22 / 2^16 / 2^14: 64 wide +3% to +6% / +9% to +10% / +9% to +10%, 112
       // wide +2% to +8% / +9% to +13% / +16% to +23%, 128 wide sample-major +5% / +11% / +17%. Not 128 wide
       // feature-major (0% / +3% / -1%, 64-128-64-3 -9% at 2^22), nor 16-48 wide (sample-major -2% to -10%),
       // 80 wide (-24% to -27% at 2^14) or 96 wide (-5% to -13% at 2^14) (docs/benchmarks.md, "Stop 53").
+      // The 128-wide kernels with ReLU hidden layers run two sample tiles at -O3 (ptxas: 255 registers, at
+      // most 28 bytes spilled), the one-tile-input twin two at -O1 (182-186 registers): on an H200 against
+      // one tile, 11 networks, float32 / float16 I/O, geometric means at 2^22 / 2^16 / 2^14: sample-major
+      // +18% / +20%, +25% / +24%, +32% / +33%; feature-major, padded input, +39% / +8%, +30% / +21%, +26% /
+      // +15%; the twin +26% / +26%, +20% / +23%, +17% / +17%. (At stop 47, before ReLU was compiled into
+      // the hidden layers, two lost 3-27%.) With SiLU hidden layers (the _act kernels) two lost 36-55%, so
+      // those keep one (docs/benchmarks.md, "Stop 54").
       // The library builds its kernels into one fat binary per assembly (ops/fused_kernel_entry.h).
       if (shape.known == ShapeKnown::bounds) return {shape.width_tiles <= 2 ? 2 : 1};
       const bool fixed = shape.known >= ShapeKnown::tiles, exact = shape.known == ShapeKnown::exact;
@@ -235,8 +248,8 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy fused_policy(TileFamily family, FusedS
         const RowLoads rows = !shape.sample_major_input ? RowLoads::branched : shape.width_tiles == 1 ? RowLoads::tested : RowLoads::clamped;
         const bool stores = shape.sample_major_input && tuning.tested_row_stores;
         const bool light = shape.sample_major_input ? tuning.light_assembly_sample_major : tuning.light_assembly_feature_major;
-        if (shape.width_tiles > 4) return {1, false, false, min_blocks, false, false, false, true, one_tile, false, rows, stores, light};
-        return {2, false, shape.width_tiles == 1, min_blocks, false, false, false, false, one_tile, true, rows, stores, light};
+        const bool wide = shape.width_tiles > 4;
+        return {tuning.sample_tiles, false, shape.width_tiles == 1, min_blocks, false, false, false, wide, one_tile, !wide, rows, stores, light};
       }
       // A first layer of at most 8 features up to 64 wide is narrow (Shaped<8, 16>, no row vectors): branched.
       const bool narrow_first = shape.width_tiles <= 4 && shape.input_features <= 8;
@@ -304,7 +317,7 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy large_batch_policy(TileFamily family, 
 //  - 16 wide, four sample tiles (from two): up to 8 outputs, float32 I/O +11% to +27% (2-16x3-1, 8-16x4-4,
 //    3-16x6-1), float16 I/O +4% to +7%; 16 outputs, float16 I/O -3% to +7% (16-16x2-16);
 //  - 80-112 wide, two (from one): +1% to +30% on 15 networks, 4-96x2-1 -6% to 0%; at 2^16 two lost 14-35%,
-//    and 128 wide 3-27% at 2^22 too, so not there;
+//    and 128 wide 3-27% at 2^22 too (at stop 47; since stop 54 the 128-wide kernels run two at every batch);
 //  - not 32 wide with four (-6% to +1%: ptxas took 118 registers; bound to 96 it spilled, -17% to +3%),
 //    nor 48-64 wide (-34% to 0%).
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily family, int width_tiles, FusedPolicy base, bool activations_per_tile) {
@@ -316,12 +329,17 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_large_batch_policy(TileFamily 
 }
 
 // The policy of a run-time-shaped kernel that tests each layer's activation once per tile
-// (ops::RuntimeActivationsPerTile: the _act kernels, for hidden activations other than ReLU), given its
-// layout's (`base`): assembled at -O3 (FusedPolicy::light_assembly). At -O1, on an H200, SiLU networks 64,
-// 112 and 128 wide ran 11% to 36% slower (geometric means at 2^22-2^14, 8-128x6-1 down to -51%), where the
-// ReLU kernels of those widths gained (docs/benchmarks.md, "Stop 53").
-MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_activations_policy(FusedPolicy base, bool activations_per_tile) {
-  if (activations_per_tile) base.light_assembly = false;
+// (ops::RuntimeActivationsPerTile: the _act kernels, for hidden activations other than ReLU), given the
+// policy of its width's and layout's kernel with ReLU hidden layers (`base`): assembled at -O3
+// (FusedPolicy::light_assembly), with its own sample tiles (nvidia_runtime_shape_tuning). At -O1, on an
+// H200, SiLU networks 64, 112 and 128 wide ran 11% to 36% slower (geometric means at 2^22-2^14, 8-128x6-1
+// down to -51%), where the ReLU kernels of those widths gained (docs/benchmarks.md, "Stop 53"); 128 wide
+// with two sample tiles at -O3, 36% to 55% slower, where the ReLU kernels gained 8% to 39% ("Stop 54").
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_activations_policy(TileFamily family, int width_tiles, FusedPolicy base,
+                                                                    bool activations_per_tile) {
+  if (!activations_per_tile) return base;
+  base.light_assembly = false;
+  if (family == TileFamily::nvidia) base.sample_tiles = nvidia_runtime_shape_tuning(width_tiles).per_tile_sample_tiles;
   return base;
 }
 
@@ -331,15 +349,19 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_activations_policy(FusedPolicy
 // alone and has no code for other inputs. NVIDIA's 128-wide feature-major kernel pads such an input
 // instead (fused_policy): with both first layers in one kernel, ptxas took it from 128 registers to 112,
 // and networks of wider inputs ran 17-25% slower (128-128x3-4), deep ones of one input tile 12-31% slower
-// (3-128x8-1). The twin (110 registers), on an H200 against the padding kernel, ReLU networks
-// feature-major, 2^16-2^22 samples: +14% to +63% with 2-7 hidden layers (3-128x2-1, 4-128-64-1 +37% to
+// (3-128x8-1). The twin (110 registers with one sample tile), on an H200 against the padding kernel, ReLU
+// networks feature-major, 2^16-2^22 samples: +14% to +63% with 2-7 hidden layers (3-128x2-1, 4-128-64-1 +37% to
 // +63%; 3-128x7-1 +18% to +51%, its weights now in L1, below), -3% to -8% with 8-12; at 2^14 -10% to +36%.
 // With SiLU hidden layers (the per-tile kernels) -27% to +35%, so those have none (docs/benchmarks.md,
-// "Stop 49").
+// "Stop 49"). With two sample tiles, as the 128-wide kernels since stop 54, the twin is assembled light
+// (nvidia_runtime_shape_tuning): at -O3 ptxas gave it 186 registers with float32 I/O and 255 with float16,
+// and against the twin of one tile it ran float32 I/O 10% / 27% slower at 2^16 / 2^14 (-O1: 20% / 17%
+// faster), float16 I/O 46% / 70% faster (-O1: 23% / 17%) ("Stop 54").
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFamily family, int width_tiles, FusedPolicy base,
                                                                        bool activations_per_tile) {
   if (family != TileFamily::nvidia || activations_per_tile || width_tiles == 1 || base.one_tile_first_layer) return base;
   base.one_tile_first_layer = true;
+  base.light_assembly = nvidia_runtime_shape_tuning(width_tiles).light_assembly_one_tile_input;
   return base;
 }
 

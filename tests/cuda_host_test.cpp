@@ -71,7 +71,7 @@ std::map<std::string, ops::FusedPolicy> built_in_kernel_policies() {
       for (const char* io : {"", "_f16"}) {
         const std::string layout = sample_major ? "" : "_fm";
         policies[name + io + layout] = policy;
-        policies[name + "_act" + io + layout] = ops::runtime_activations_policy(policy, true);
+        policies[name + "_act" + io + layout] = ops::runtime_activations_policy(ops::TileFamily::nvidia, w, policy, true);
       }
       if (sample_major) continue;
       const std::pair<const char*, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
@@ -221,7 +221,8 @@ struct NamedModules {
 
 // The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
 // (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's, per slot, where a
-// network's layouts differ (128 wide: light sample-major, not feature-major, nor with SiLU hidden layers),
+// network's slots differ (128 wide: the feature-major one-tile-input twin light, the sample-major kernel not,
+// nor any with SiLU hidden layers),
 // or from the first module that holds it (specialized kernels, a module each).
 TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
   std::mt19937 rng(3);

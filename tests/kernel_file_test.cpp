@@ -204,7 +204,8 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
 
 // Light assembly (ptxas -O1) is for NVIDIA's kernels where it ran faster: specialized and compiled-in ones
 // 128 wide, and 64 wide with more than one input tile, in either layout; run-time-shaped ones 64 and 112
-// wide, and 128 wide sample-major. Not for other widths, the device-side API's networks or AMD's kernels.
+// wide (128 wide only the one-tile-input twin, below). Not for other widths, the device-side API's
+// networks or AMD's kernels.
 TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRanFaster) {
   for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
     for (int w = 1; w <= 8; ++w)
@@ -214,7 +215,7 @@ TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRan
             for (const auto known : {ops::ShapeKnown::bounds, ops::ShapeKnown::widest, ops::ShapeKnown::tiles, ops::ShapeKnown::exact}) {
               const bool fixed = known == ops::ShapeKnown::tiles || known == ops::ShapeKnown::exact;
               const bool light = family == ops::TileFamily::nvidia && ((fixed && (w == 8 || (w == 4 && in > 1))) ||
-                                                                       (known == ops::ShapeKnown::widest && (w == 4 || w == 7 || (w == 8 && sample_major))));
+                                                                       (known == ops::ShapeKnown::widest && (w == 4 || w == 7)));
               EXPECT_EQ(ops::fused_policy(family, {in, w, out, known, sample_major}).light_assembly, light)
                   << w << " tiles wide, " << in << " input tiles, " << (sample_major ? "sample-major" : "feature-major");
             }
@@ -222,16 +223,18 @@ TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRan
 
 // The run-time-shaped kernels that test each layer's activation once per tile (the _act kernels, for hidden
 // activations other than ReLU) keep -O3 where the ReLU ones of their width and layout are assembled light,
-// and so do the plans of such networks; a ReLU network of the same shape (112 wide: light in every slot,
-// the large-batch twin's too) runs light.
-TEST(FusedPolicy, RunTimeShapedKernelsOfOtherHiddenActivationsAreNotAssembledLight) {
+// and one sample tile per wave above 64 wide (where the 128-wide ReLU ones run two), and so do the plans of
+// such networks; a ReLU network of the same shape (112 wide: light in every slot, the large-batch twin's
+// too) runs light.
+TEST(FusedPolicy, RunTimeShapedKernelsOfOtherHiddenActivationsKeepTheirSampleTilesAndAreNotAssembledLight) {
   for (int w = 1; w <= 8; ++w)
     for (const bool sample_major : {true, false}) {
       const ops::FusedPolicy relu = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
       ops::FusedPolicy expected = relu;
       expected.light_assembly = false;
-      EXPECT_EQ(ops::runtime_activations_policy(relu, true), expected) << w << " tiles wide";
-      EXPECT_EQ(ops::runtime_activations_policy(relu, false), relu) << w << " tiles wide";
+      expected.sample_tiles = w <= 4 ? 2 : 1;
+      EXPECT_EQ(ops::runtime_activations_policy(ops::TileFamily::nvidia, w, relu, true), expected) << w << " tiles wide";
+      EXPECT_EQ(ops::runtime_activations_policy(ops::TileFamily::nvidia, w, relu, false), relu) << w << " tiles wide";
     }
   std::mt19937 rng(5);
   const auto plan = [&](ActivationKind hidden) {
@@ -426,10 +429,12 @@ TEST(FusedPlan, TheWidestFeatureMajorKernelHasATwinForInputsOfOneTile) {
     EXPECT_EQ(p.kernel_name(Io::f16, KernelSlot::sample_major), "mlpcore_mlp_w8_f16") << "sample-major: the kernel";
     EXPECT_FALSE(p.large_batch_kernels) << p.shape;
     EXPECT_NE(p.describe().find(", feature-major first layer on one input tile"), std::string::npos) << p.describe();
+    EXPECT_TRUE(p.feature_major_policy.light_assembly) << p.shape << ": the twin alone is assembled light";
     ops::FusedPolicy kernel = p.feature_major_policy;
     kernel.one_tile_first_layer = false;
+    kernel.light_assembly = false;
     EXPECT_EQ(kernel, ops::fused_policy(ops::TileFamily::nvidia, {8, 8, 8, ops::ShapeKnown::widest, false}))
-        << p.shape << ": the kernel's policy but the first layer";
+        << p.shape << ": the kernel's policy but the first layer and the assembly";
   }
   std::mt19937 rng(5);
   const Activation silu = Activation::make(ActivationKind::silu), none = Activation::make(ActivationKind::none);
@@ -512,6 +517,39 @@ TEST(FusedPlan, InputPrefetchingTwinsTakeAlignedInputOnly) {
   const CallRouting four_tiles = call_routing(plan_fused(relu_model({2, 16, 16, 16, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}}));
   EXPECT_FALSE(four_tiles.large_batch_takes_aligned_input_only);
   EXPECT_EQ(four_tiles.slot(call(0x1008, from + 17)), KernelSlot::feature_major_large_batch);
+}
+
+// NVIDIA's run-time-shaped kernels with ReLU hidden layers run two sample tiles per wave up to 64 wide and
+// 128 wide, one at 80-112 wide (their large-batch twins two); the _act kernels one above 64 wide. The plan
+// launches each slot of a 128-wide network with them: the kernel, and the one-tile-input twin (assembled
+// light), in both layouts; a SiLU network's with one.
+TEST(FusedPlan, RunTimeShapedKernelsRunTheSampleTilesOfTheirWidthAndActivations) {
+  for (int w = 1; w <= 8; ++w)
+    for (const bool sample_major : {true, false}) {
+      const ops::FusedPolicy relu = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
+      EXPECT_EQ(relu.sample_tiles, w <= 4 || w == 8 ? 2 : 1) << w << " tiles wide";
+      EXPECT_EQ(ops::runtime_activations_policy(ops::TileFamily::nvidia, w, relu, true).sample_tiles, w <= 4 ? 2 : 1) << w << " tiles wide";
+    }
+  const auto routing = [](const std::vector<std::size_t>& widths, ActivationKind hidden) {
+    std::mt19937 rng(7);
+    std::vector<Activation> acts(widths.size() - 2, Activation::make(hidden));
+    acts.push_back(Activation::make(ActivationKind::none));
+    const FusedPlan p = plan_fused(test::random_model(rng, widths, acts), "t", {ops::TileFamily::nvidia, false, false, {true, true}});
+    EXPECT_EQ(p.kind, KernelKind::runtime_shaped) << p.shape;
+    EXPECT_FALSE(p.large_batch_kernels) << p.shape;
+    return std::pair{p, call_routing(p)};
+  };
+  for (const auto& widths : std::vector<std::vector<std::size_t>>{{3, 128, 128, 1}, {32, 128, 128, 128, 4}}) {
+    const auto [relu, relu_routing] = routing(widths, ActivationKind::relu);
+    EXPECT_EQ(relu.one_tile_input_twin, widths.front() <= 16) << relu.shape;
+    EXPECT_EQ(relu.policy_of(KernelSlot::feature_major).light_assembly, relu.one_tile_input_twin) << relu.shape;
+    EXPECT_FALSE(relu.policy_of(KernelSlot::sample_major).light_assembly) << relu.shape;
+    const auto [silu, silu_routing] = routing(widths, ActivationKind::silu);
+    for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major}) {
+      EXPECT_EQ(relu_routing.sample_tiles_in(slot), 2) << relu.shape;
+      EXPECT_EQ(silu_routing.sample_tiles_in(slot), 1) << silu.shape;
+    }
+  }
 }
 
 // A launch's grid counts waves of the sample tiles of the kernel the call takes (engine/src/fused_packing.h,

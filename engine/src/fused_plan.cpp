@@ -104,7 +104,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   // Each layout's policy; a run-time-shaped kernel's as its activations make it.
   const auto layout_policy = [&](const ops::FusedShape& s) {
     const ops::FusedPolicy base = ops::fused_policy(p.family, s);
-    return p.kind == KernelKind::runtime_shaped ? ops::runtime_activations_policy(base, p.activations_per_tile) : base;
+    return p.kind == KernelKind::runtime_shaped ? ops::runtime_activations_policy(p.family, p.width_tiles, base, p.activations_per_tile) : base;
   };
   p.policy = p.feature_major_policy = layout_policy(shape);
   // A specialized plan's feature-major kernels are its own, and they and the run-time-shaped ones have twins
