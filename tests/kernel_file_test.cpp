@@ -151,11 +151,16 @@ TEST(KernelCache, OffDisablesIt) {
   EXPECT_FALSE(cache.load("a", "sm_90", "c"));
 }
 
-Model relu_model(const std::vector<std::size_t>& widths, ActivationKind last = ActivationKind::none) {
+// A random model whose hidden layers all have activation `hidden`, its last layer `last`.
+Model hidden_model(const std::vector<std::size_t>& widths, ActivationKind hidden, ActivationKind last = ActivationKind::none) {
   std::mt19937 rng(3);
-  std::vector<Activation> acts(widths.size() - 1, Activation::make(ActivationKind::relu));
+  std::vector<Activation> acts(widths.size() - 1, Activation::make(hidden));
   acts.back() = Activation::make(last);
   return test::random_model(rng, widths, acts);
+}
+
+Model relu_model(const std::vector<std::size_t>& widths, ActivationKind last = ActivationKind::none) {
+  return hidden_model(widths, ActivationKind::relu, last);
 }
 
 TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
@@ -531,10 +536,7 @@ TEST(FusedPlan, RunTimeShapedKernelsRunTheSampleTilesOfTheirWidthAndActivations)
       EXPECT_EQ(ops::runtime_activations_policy(ops::TileFamily::nvidia, w, relu, true).sample_tiles, w <= 4 ? 2 : 1) << w << " tiles wide";
     }
   const auto routing = [](const std::vector<std::size_t>& widths, ActivationKind hidden) {
-    std::mt19937 rng(7);
-    std::vector<Activation> acts(widths.size() - 2, Activation::make(hidden));
-    acts.push_back(Activation::make(ActivationKind::none));
-    const FusedPlan p = plan_fused(test::random_model(rng, widths, acts), "t", {ops::TileFamily::nvidia, false, false, {true, true}});
+    const FusedPlan p = plan_fused(hidden_model(widths, hidden), "t", {ops::TileFamily::nvidia, false, false, {true, true}});
     EXPECT_EQ(p.kind, KernelKind::runtime_shaped) << p.shape;
     EXPECT_FALSE(p.large_batch_kernels) << p.shape;
     return std::pair{p, call_routing(p)};
