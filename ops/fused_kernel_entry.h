@@ -6,15 +6,19 @@
 #include "ops/gpu_platform.h"
 #include "ops/mlp_network.h"
 #include "ops/native_tile.h"
+#include "ops/std_subset.h"
 
 namespace mlpcore::ops {
 // NVIDIA's built-in kernels are built twice (cmake/MlpcoreCuda.cmake): into a fat binary that ptxas
 // assembles at -O3, and, with MLPCORE_LIGHT_ASSEMBLY 1, into one it assembles at -O1
-// (FusedPolicy::light_assembly). Each kernel's body is in the binary of its policy's assembly; in the
-// other it only traps, and the host never takes it from there (engine/src/gpu_launch.h,
-// KernelLookup::by_assembly). Every other build has one binary, every body in it (AMD's policies are
-// never light; a specialized kernel is compiled alone, assembled as its policy says).
-MLPCORE_HOST_DEVICE constexpr bool built_in_here(FusedPolicy policy) { return policy.light_assembly == (MLPCORE_LIGHT_ASSEMBLY == 1); }
+// (FusedPolicy::light_assembly). Each kernel's body is in the binary of its policy's assembly for its I/O
+// type (assembled_light); in the other it only traps, and the host never takes it from there
+// (engine/src/gpu_launch.h, KernelLookup::by_assembly). Every other build has one binary, every body in it
+// (AMD's policies are never light; a specialized kernel is compiled alone, assembled as its policy says).
+template <class Io>
+MLPCORE_HOST_DEVICE constexpr bool built_in_here(FusedPolicy policy) {
+  return assembled_light(policy, stdx::is_same_v<Io, half_t>) == (MLPCORE_LIGHT_ASSEMBLY == 1);
+}
 }  // namespace mlpcore::ops
 
 // `name` reads and writes sample-major arrays, `name`_fm feature-major ones (ops/mlp_network.h, IoLayout):
@@ -32,7 +36,7 @@ MLPCORE_HOST_DEVICE constexpr bool built_in_here(FusedPolicy policy) { return po
 #define MLPCORE_FUSED_KERNEL_IN(layout, name, io, policy, ...) MLPCORE_FUSED_KERNEL_WHERE(true, layout, name, io, policy, __VA_ARGS__)
 // A built-in kernel: its body where this build assembles its policy's way (mlpcore::ops::built_in_here).
 #define MLPCORE_BUILT_IN_KERNEL_IN(layout, name, io, policy, ...) \
-  MLPCORE_FUSED_KERNEL_WHERE(mlpcore::ops::built_in_here(policy), layout, name, io, policy, __VA_ARGS__)
+  MLPCORE_FUSED_KERNEL_WHERE(mlpcore::ops::built_in_here<io>(policy), layout, name, io, policy, __VA_ARGS__)
 // (policy in parentheses: expanded, it may hold commas)
 #define MLPCORE_BUILT_IN_KERNEL(name, io, policy, ...)                          \
   MLPCORE_BUILT_IN_KERNEL_IN(sample_major, name, io, (policy), __VA_ARGS__) \

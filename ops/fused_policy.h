@@ -57,7 +57,9 @@ enum class RowLoads { branched, clamped, tested };
 // whole sample-major output tiles whose rows row vectors cannot write (1, 2, 3 outputs...) store each value
 // under a test of its unit alone, without the test of its sample that partial tiles need; with
 // light_assembly a kernel's assembler optimizes less (ptxas -O1, not -O3, on the same PTX: NVRTC for
-// specialized kernels, engine/src/specialize.cpp; nvcc for the built-in ones, ops/fused_kernel_entry.h).
+// specialized kernels, engine/src/specialize.cpp; nvcc for the built-in ones, ops/fused_kernel_entry.h),
+// but with full_assembly_float16_io not the kernel's float16-I/O instance (one policy serves both I/O
+// types, and ptxas gives their code different registers): assembled_light says which.
 // A structural type: specialized kernels take the plan's policy as a template argument.
 struct FusedPolicy {
   int sample_tiles = 1;  // at most kMaxSampleTiles
@@ -73,8 +75,15 @@ struct FusedPolicy {
   RowLoads row_loads = RowLoads::branched;
   bool tested_row_stores = false;
   bool light_assembly = false;
+  bool full_assembly_float16_io = false;
   bool operator==(const FusedPolicy&) const = default;
 };
+
+// Whether ptxas assembles the instance of a kernel of `policy` for float16 I/O (float16_io) or float32 at
+// -O1 (FusedPolicy::light_assembly, full_assembly_float16_io).
+MLPCORE_HOST_DEVICE constexpr bool assembled_light(FusedPolicy policy, bool float16_io) {
+  return policy.light_assembly && !(float16_io && policy.full_assembly_float16_io);
+}
 
 // The most sample tiles any policy gives a wave: the host bounds a call's batch by it (a block of
 // 16 kMaxSampleTiles samples counted in 32 bits).
@@ -89,7 +98,8 @@ inline constexpr int kMaxSampleTiles = 4;
 // one sample tile, and the twin of two was measured unbound. Whether the sample-major kernel stores whole
 // tiles that row vectors cannot write under tests of their units alone (FusedPolicy::tested_row_stores).
 // Whether the sample-major and the feature-major kernels (their large-batch twins too) and the
-// one-tile-input twin are assembled light (FusedPolicy::light_assembly).
+// one-tile-input twin are assembled light (FusedPolicy::light_assembly), and whether the twin's
+// float16-I/O instance is not (FusedPolicy::full_assembly_float16_io).
 struct RuntimeShapeTuning {
   int sample_tiles = 1;
   int per_tile_sample_tiles = 1;
@@ -100,6 +110,7 @@ struct RuntimeShapeTuning {
   bool light_assembly_sample_major = false;
   bool light_assembly_feature_major = false;
   bool light_assembly_one_tile_input = false;
+  bool full_assembly_one_tile_input_float16_io = false;
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
@@ -110,7 +121,7 @@ MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int
     case 5: return {1, 1, 3, 2, 3};
     case 6: return {1, 1, 4, 2, 0};
     case 7: return {1, 1, 0, 2, 0, true, true, true};
-    default: return {2, 1, 0, 0, 0, false, false, false, true};  // 128 wide
+    default: return {2, 1, 0, 0, 0, false, false, false, true, true};  // 128 wide
   }
 }
 
@@ -353,15 +364,18 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_activations_policy(TileFamily 
 // networks feature-major, 2^16-2^22 samples: +14% to +63% with 2-7 hidden layers (3-128x2-1, 4-128-64-1 +37% to
 // +63%; 3-128x7-1 +18% to +51%, its weights now in L1, below), -3% to -8% with 8-12; at 2^14 -10% to +36%.
 // With SiLU hidden layers (the per-tile kernels) -27% to +35%, so those have none (docs/benchmarks.md,
-// "Stop 49"). With two sample tiles, as the 128-wide kernels since stop 54, the twin is assembled light
-// (nvidia_runtime_shape_tuning): at -O3 ptxas gave it 186 registers with float32 I/O and 255 with float16,
-// and against the twin of one tile it ran float32 I/O 10% / 27% slower at 2^16 / 2^14 (-O1: 20% / 17%
-// faster), float16 I/O 46% / 70% faster (-O1: 23% / 17%) ("Stop 54").
+// "Stop 49"). With two sample tiles, as the 128-wide kernels since stop 54, the twin's float32-I/O
+// instance is assembled light and its float16-I/O one is not (nvidia_runtime_shape_tuning): at -O3 ptxas
+// gave it 186 registers with float32 I/O and 255 with float16, and against the twin of one tile it ran
+// float32 I/O 10% / 27% slower at 2^16 / 2^14 (-O1: 20% / 17% faster), float16 I/O 34% / 46% / 70% faster
+// at 2^22 / 2^16 / 2^14 (-O1: 26% / 23% / 17%) ("Stop 54"; each instance as measured, "Stop 55").
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFamily family, int width_tiles, FusedPolicy base,
                                                                        bool activations_per_tile) {
   if (family != TileFamily::nvidia || activations_per_tile || width_tiles == 1 || base.one_tile_first_layer) return base;
   base.one_tile_first_layer = true;
-  base.light_assembly = nvidia_runtime_shape_tuning(width_tiles).light_assembly_one_tile_input;
+  const RuntimeShapeTuning tuning = nvidia_runtime_shape_tuning(width_tiles);
+  base.light_assembly = tuning.light_assembly_one_tile_input;
+  base.full_assembly_float16_io = tuning.full_assembly_one_tile_input_float16_io;
   return base;
 }
 

@@ -53,32 +53,40 @@ std::map<std::string, std::string> ptx_entries(const char* path) {
 // The PTX the fat binaries hold for their newest architecture: assembled at -O3 and at -O1.
 struct FatbinPtx {
   std::map<std::string, std::string> full = ptx_entries(MLPCORE_CUDA_PTX), light = ptx_entries(MLPCORE_CUDA_LIGHT_PTX);
-  // The kernel's text in the fat binary of `policy`'s assembly (FusedPolicy::light_assembly), and in the other.
-  const std::string& body(const std::string& name, const ops::FusedPolicy& policy) const { return (policy.light_assembly ? light : full).at(name); }
-  const std::string& stub(const std::string& name, const ops::FusedPolicy& policy) const { return (policy.light_assembly ? full : light).at(name); }
+  // The kernel's text in the fat binary of its assembly (`light`: -O1), and in the other.
+  const std::string& body(const std::string& name, bool light_assembly) const { return (light_assembly ? light : full).at(name); }
+  const std::string& stub(const std::string& name, bool light_assembly) const { return (light_assembly ? full : light).at(name); }
+};
+
+// A built-in kernel's policy and I/O type: what its assembly follows (ops::assembled_light).
+struct BuiltInKernel {
+  ops::FusedPolicy policy;
+  bool float16_io = false;
+  bool light() const { return ops::assembled_light(policy, float16_io); }
 };
 
 // Every built-in kernel's policy, as the host plans it (engine/src/fused_plan.cpp): the run-time-shaped
 // kernels' by width and layout (their _act twins' as runtime_activations_policy makes it), their
 // feature-major twins' where the policy table gives one, and the compiled-in shapes' (both layouts, both
 // accumulations).
-std::map<std::string, ops::FusedPolicy> built_in_kernel_policies() {
-  std::map<std::string, ops::FusedPolicy> policies;
+std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
+  std::map<std::string, BuiltInKernel> policies;
+  const auto f16 = [](const char* io) { return std::string(io) == "_f16"; };
   for (int w = 1; w <= ops::kMaxTilesPerLayer; ++w) {
     const std::string name = "mlpcore_mlp_w" + std::to_string(w);
     for (const bool sample_major : {true, false}) {
       const ops::FusedPolicy policy = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
       for (const char* io : {"", "_f16"}) {
         const std::string layout = sample_major ? "" : "_fm";
-        policies[name + io + layout] = policy;
-        policies[name + "_act" + io + layout] = ops::runtime_activations_policy(ops::TileFamily::nvidia, w, policy, true);
+        policies[name + io + layout] = {policy, f16(io)};
+        policies[name + "_act" + io + layout] = {ops::runtime_activations_policy(ops::TileFamily::nvidia, w, policy, true), f16(io)};
       }
       if (sample_major) continue;
       const std::pair<const char*, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
                                                                  {"_fm_one_tile_input", ops::RuntimeTwin::one_tile_input}};
       for (const auto& [suffix, kind] : twins)
         if (const ops::FusedPolicy twin = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, kind); twin != policy)
-          for (const char* io : {"", "_f16"}) policies[name + io + suffix] = twin;
+          for (const char* io : {"", "_f16"}) policies[name + io + suffix] = {twin, f16(io)};
     }
   }
   const auto add_fixed = [&](int index, std::initializer_list<int> widths) {
@@ -86,7 +94,7 @@ std::map<std::string, ops::FusedPolicy> built_in_kernel_policies() {
     for (const char* acc : {"", "_f16acc"})
       for (const char* io : {"", "_f16"})
         for (const char* layout : {"", "_fm"})
-          policies["mlpcore_mlp_fixed_" + std::to_string(index) + acc + io + layout] = ops::fused_policy(ops::TileFamily::nvidia, shape);
+          policies["mlpcore_mlp_fixed_" + std::to_string(index) + acc + io + layout] = {ops::fused_policy(ops::TileFamily::nvidia, shape), f16(io)};
   };
 #define MLPCORE_FIXED_POLICY(index, hidden, output, ...) add_fixed(index, {__VA_ARGS__});
   MLPCORE_FIXED_SHAPES(MLPCORE_FIXED_POLICY)
@@ -162,23 +170,35 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
   for (const auto& entry : ptx.light) light.insert(entry.first);
   EXPECT_EQ(full, expected);
   EXPECT_EQ(light, expected);
-  const std::map<std::string, ops::FusedPolicy> policies = built_in_kernel_policies();
+  const std::map<std::string, BuiltInKernel> policies = built_in_kernel_policies();
   std::set<std::string> planned;
   int light_bodies = 0;
-  for (const auto& [name, policy] : policies) {
+  for (const auto& [name, kernel] : policies) {
     planned.insert(name);
     if (!expected.contains(name)) continue;
-    light_bodies += policy.light_assembly;
-    const std::string& body = ptx.body(name, policy);
+    light_bodies += kernel.light();
+    const std::string& body = ptx.body(name, kernel.light());
     EXPECT_NE(body.find("mma.sync.aligned"), std::string::npos) << name;
     EXPECT_EQ(body.find(".local"), std::string::npos) << name << ": an array in local memory";
-    const std::string& stub = ptx.stub(name, policy);
+    const std::string& stub = ptx.stub(name, kernel.light());
     EXPECT_EQ(stub.find("mma.sync.aligned"), std::string::npos) << name << ": a body in both fat binaries";
     EXPECT_NE(stub.find("trap;"), std::string::npos) << name;
   }
   EXPECT_EQ(planned, expected) << "a policy for every kernel built, and a kernel for every policy";
   EXPECT_GT(light_bodies, 0);
   EXPECT_LT(light_bodies, static_cast<int>(expected.size()));
+  // Where the table assembles a one-tile-input twin light but for float16 I/O, the two instances' bodies
+  // are in different binaries.
+  int split = 0;
+  for (int w = 2; w <= ops::kMaxTilesPerLayer; ++w) {
+    const ops::RuntimeShapeTuning tuning = ops::nvidia_runtime_shape_tuning(w);
+    if (!tuning.light_assembly_one_tile_input || !tuning.full_assembly_one_tile_input_float16_io) continue;
+    const std::string name = "mlpcore_mlp_w" + std::to_string(w);
+    EXPECT_NE(ptx.light.at(name + "_fm_one_tile_input").find("mma.sync.aligned"), std::string::npos) << name;
+    EXPECT_NE(ptx.full.at(name + "_f16_fm_one_tile_input").find("mma.sync.aligned"), std::string::npos) << name;
+    ++split;
+  }
+  EXPECT_GT(split, 0);
 #endif
 }
 
@@ -193,11 +213,12 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   ASSERT_FALSE(ptx.full.empty()) << MLPCORE_CUDA_PTX;
   std::set<int> bounds;
   std::map<std::string, int> twins;  // kernels of each twin
-  for (const auto& [name, policy] : built_in_kernel_policies()) {
+  for (const auto& [name, kernel] : built_in_kernel_policies()) {
     if (!name.starts_with("mlpcore_mlp_w")) continue;
+    const ops::FusedPolicy& policy = kernel.policy;
     for (const char* suffix : {"_fm_large", "_fm_one_tile_input"}) twins[suffix] += name.ends_with(suffix);
     bounds.insert(policy.min_blocks);
-    const std::string& body = ptx.body(name, policy);
+    const std::string& body = ptx.body(name, kernel.light());
     const std::string directive = ".minnctapersm ";
     const std::size_t at = body.find(directive);
     const int bound = at == std::string::npos ? 0 : std::stoi(body.substr(at + directive.size()));
@@ -220,14 +241,14 @@ struct NamedModules {
 };
 
 // The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
-// (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's, per slot, where a
-// network's slots differ (128 wide: the feature-major one-tile-input twin light, the sample-major kernel not,
-// nor any with SiLU hidden layers),
+// for their I/O type (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's and
+// I/O type's, where a network's kernels differ (128 wide: the feature-major one-tile-input twin light for
+// float32 I/O, not for float16, nor the sample-major kernel, nor any with SiLU hidden layers),
 // or from the first module that holds it (specialized kernels, a module each).
 TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
   std::mt19937 rng(3);
   const NamedModules rt;
-  int light = 0, full = 0;
+  int light = 0, full = 0, split = 0;  // split: slots whose two I/O types take different binaries
   const std::vector<std::pair<std::vector<std::size_t>, ActivationKind>> networks = {
       {{3, 128, 128, 1}, ActivationKind::relu}, {{3, 128, 128, 1}, ActivationKind::silu},          {{3, 64, 64, 1}, ActivationKind::relu},
       {{2, 32, 32, 1}, ActivationKind::relu},   {{32, 128, 128, 128, 128, 16}, ActivationKind::relu}};
@@ -247,14 +268,18 @@ TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
     for (const KernelSlot slot : kKernelSlots)
       for (const Io io : {Io::f32, Io::f16}) {
         const std::string name = plan.kernel_name(io, slot);
-        const bool light_slot = plan.policy_of(slot).light_assembly;
-        (light_slot ? light : full) += has_kernel(plan, slot, io);
-        EXPECT_EQ(by_assembly.by_index[fused_kernel_index(io, slot)], &names[light_slot ? 1 : 0].at(name)) << name;
+        const bool light_kernel = ops::assembled_light(plan.policy_of(slot), io == Io::f16);
+        (light_kernel ? light : full) += has_kernel(plan, slot, io);
+        EXPECT_EQ(by_assembly.by_index[fused_kernel_index(io, slot)], &names[light_kernel ? 1 : 0].at(name)) << name;
         EXPECT_EQ(any.by_index[fused_kernel_index(io, slot)], &names[0].at(name)) << name;
       }
+    for (const KernelSlot slot : kKernelSlots)
+      split += by_assembly.by_index[fused_kernel_index(Io::f32, slot)] == &names[1].at(plan.kernel_name(Io::f32, slot)) &&
+               by_assembly.by_index[fused_kernel_index(Io::f16, slot)] == &names[0].at(plan.kernel_name(Io::f16, slot));
   }
   EXPECT_GT(light, 0);
   EXPECT_GT(full, 0);
+  EXPECT_GT(split, 0) << "the 128-wide one-tile-input twin: float32 I/O light, float16 not";
 }
 
 TEST(CudaProbe, SaysWhyItCannotRun) {

@@ -209,8 +209,8 @@ TEST(FusedPolicy, OnlyRunTimeShapedKernelsReadDescriptorsAsUniformValues) {
 
 // Light assembly (ptxas -O1) is for NVIDIA's kernels where it ran faster: specialized and compiled-in ones
 // 128 wide, and 64 wide with more than one input tile, in either layout; run-time-shaped ones 64 and 112
-// wide (128 wide only the one-tile-input twin, below). Not for other widths, the device-side API's
-// networks or AMD's kernels.
+// wide (128 wide only the one-tile-input twin, below, for float32 I/O). Not for other widths, the device-side
+// API's networks or AMD's kernels; and for both I/O types alike.
 TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRanFaster) {
   for (const auto family : {ops::TileFamily::nvidia, ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
     for (int w = 1; w <= 8; ++w)
@@ -221,8 +221,9 @@ TEST(FusedPolicy, LightAssemblyIsForNvidiaKernelsOfTheWidthsAndLayoutsWhereItRan
               const bool fixed = known == ops::ShapeKnown::tiles || known == ops::ShapeKnown::exact;
               const bool light = family == ops::TileFamily::nvidia && ((fixed && (w == 8 || (w == 4 && in > 1))) ||
                                                                        (known == ops::ShapeKnown::widest && (w == 4 || w == 7)));
-              EXPECT_EQ(ops::fused_policy(family, {in, w, out, known, sample_major}).light_assembly, light)
-                  << w << " tiles wide, " << in << " input tiles, " << (sample_major ? "sample-major" : "feature-major");
+              const ops::FusedPolicy policy = ops::fused_policy(family, {in, w, out, known, sample_major});
+              EXPECT_EQ(policy.light_assembly, light) << w << " tiles wide, " << in << " input tiles, " << (sample_major ? "sample-major" : "feature-major");
+              EXPECT_FALSE(policy.full_assembly_float16_io) << w << " tiles wide: both I/O types assembled alike";
             }
 }
 
@@ -434,10 +435,12 @@ TEST(FusedPlan, TheWidestFeatureMajorKernelHasATwinForInputsOfOneTile) {
     EXPECT_EQ(p.kernel_name(Io::f16, KernelSlot::sample_major), "mlpcore_mlp_w8_f16") << "sample-major: the kernel";
     EXPECT_FALSE(p.large_batch_kernels) << p.shape;
     EXPECT_NE(p.describe().find(", feature-major first layer on one input tile"), std::string::npos) << p.describe();
-    EXPECT_TRUE(p.feature_major_policy.light_assembly) << p.shape << ": the twin alone is assembled light";
+    EXPECT_TRUE(ops::assembled_light(p.feature_major_policy, false)) << p.shape << ": the twin alone is assembled light";
+    EXPECT_FALSE(ops::assembled_light(p.feature_major_policy, true)) << p.shape << ": but not for float16 I/O";
     ops::FusedPolicy kernel = p.feature_major_policy;
     kernel.one_tile_first_layer = false;
     kernel.light_assembly = false;
+    kernel.full_assembly_float16_io = false;
     EXPECT_EQ(kernel, ops::fused_policy(ops::TileFamily::nvidia, {8, 8, 8, ops::ShapeKnown::widest, false}))
         << p.shape << ": the kernel's policy but the first layer and the assembly";
   }
@@ -545,6 +548,7 @@ TEST(FusedPlan, RunTimeShapedKernelsRunTheSampleTilesOfTheirWidthAndActivations)
     const auto [relu, relu_routing] = routing(widths, ActivationKind::relu);
     EXPECT_EQ(relu.one_tile_input_twin, widths.front() <= 16) << relu.shape;
     EXPECT_EQ(relu.policy_of(KernelSlot::feature_major).light_assembly, relu.one_tile_input_twin) << relu.shape;
+    EXPECT_FALSE(ops::assembled_light(relu.policy_of(KernelSlot::feature_major), true)) << relu.shape << ": float16 I/O at -O3";
     EXPECT_FALSE(relu.policy_of(KernelSlot::sample_major).light_assembly) << relu.shape;
     const auto [silu, silu_routing] = routing(widths, ActivationKind::silu);
     for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major}) {

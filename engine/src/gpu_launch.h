@@ -62,8 +62,8 @@ struct UploadedNetwork {
 };
 
 // Which modules may hold a kernel: any (specialized kernels, a module each; AMD's one code object), or the
-// one of its slot's assembly (FusedPolicy::light_assembly), for NVIDIA's built-in fat binaries [-O3, -O1]:
-// both hold every kernel, its body only the one of its assembly (ops/fused_kernel_entry.h).
+// one of its slot's assembly for its I/O type (ops::assembled_light), for NVIDIA's built-in fat binaries
+// [-O3, -O1]: both hold every kernel, its body only the one of its assembly (ops/fused_kernel_entry.h).
 enum class KernelLookup { any_module, by_assembly };
 
 // The plan's fused kernel and its twins, from whichever of `modules` holds each as `lookup` says;
@@ -77,7 +77,7 @@ FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModul
       const std::string twin = plan.kernel_name(io, slot);
       void*& kernel = kernels.by_index[fused_kernel_index(io, slot)];
       if (lookup == KernelLookup::by_assembly) {
-        const std::size_t assembly = plan.policy_of(slot).light_assembly ? 1 : 0;
+        const std::size_t assembly = ops::assembled_light(plan.policy_of(slot), io == Io::f16) ? 1 : 0;
         if (assembly < modules.size()) kernel = rt.function(modules[assembly].get(), twin.c_str());
       } else {
         for (const DeviceModule<Runtime>& m : modules)

@@ -69,7 +69,7 @@ std::vector<const void*> module_images(const SpecializedCode& code, std::vector<
 
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler) {
-  const Assembly assembly = plan.policy_of(kernel.slot).light_assembly ? Assembly::light : Assembly::full;
+  const Assembly assembly = ops::assembled_light(plan.policy_of(kernel.slot), kernel.io == Io::f16) ? Assembly::light : Assembly::full;
   CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target, assembly);
   FusedPlan again = plan;
   ops::FusedPolicy& policy = again.policy_of(kernel.slot);

@@ -35,7 +35,7 @@ constexpr int kMaxSpillBytes = 48;
 
 // One of the plan's kernels compiled for `target`; `source` is the plan's (specialized_source, built once
 // by the caller for all its kernels and the cache key), assembled light where its policy says
-// (FusedPolicy::light_assembly). The compiler's code is taken as it is unless:
+// (ops::assembled_light). The compiler's code is taken as it is unless:
 // - it left the output tiles it was to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their
 //   arrays in local memory: compiled again with them unrolled by construction (NVRTC takes about twice
 //   as long);

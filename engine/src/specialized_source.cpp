@@ -41,7 +41,8 @@ std::string policy_text(const ops::FusedPolicy& p) {
   return "mlpcore::ops::FusedPolicy{" + std::to_string(p.sample_tiles) + ", " + boolean(p.prefetch_weights) + ", " + boolean(p.prefetch_input) + ", " +
          std::to_string(p.min_blocks) + ", " + boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " +
          boolean(p.compiler_unrolls_tiles) + ", " + boolean(p.one_tile_first_layer) + ", " + boolean(p.uniform_descriptors) + ", " +
-         row_loads_text(p.row_loads) + ", " + boolean(p.tested_row_stores) + ", " + boolean(p.light_assembly) + "}";
+         row_loads_text(p.row_loads) + ", " + boolean(p.tested_row_stores) + ", " + boolean(p.light_assembly) + ", " +
+         boolean(p.full_assembly_float16_io) + "}";
 }
 
 }  // namespace
