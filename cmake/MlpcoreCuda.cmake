@@ -43,7 +43,8 @@ endfunction()
 
 # Builds the kernels of `source` into two fat binaries (ops/fused_kernel_entry.h): `fatbin`, which ptxas
 # assembles at -O3, and `light_fatbin`, at -O1, built with MLPCORE_LIGHT_ASSEMBLY 1
-# (FusedPolicy::light_assembly); each kernel's body is in the one of its policy's assembly. Embeds both in
+# (FusedPolicy::light_assembly); each kernel's body is in the one of its policy's assembly for its I/O type
+# (ops::assembled_light). Embeds both in
 # `generated` (cuda_code_objects(), "fatbin" and "fatbin-light"); `ptx` and `light_ptx` are their PTX.
 function(mlpcore_embed_cuda_fatbins source generated fatbin light_fatbin ptx light_ptx)
   mlpcore_cuda_fatbin(${source} ${fatbin} ${ptx})

@@ -131,8 +131,8 @@ TEST(CudaFatbin, HoldsEveryFusedKernel) {
 }
 
 // The kernels nvcc built, read in the PTX the fat binaries hold for their newest architecture: each one
-// expected is in both, its body (matrix instructions) in the one of its policy's assembly
-// (FusedPolicy::light_assembly, the binary the host takes it from: engine/src/gpu_launch.h,
+// expected is in both, its body (matrix instructions) in the one of its policy's assembly for its I/O type
+// (ops::assembled_light, the binary the host takes it from: engine/src/gpu_launch.h,
 // KernelLookup::by_assembly) and a trap in the other; and no body keeps an array in local memory, as
 // NvrtcCompile checks the specialized kernels. The compiled-in shapes leave unrolling their output tiles
 // to the compiler (FusedPolicy::compiler_unrolls_tiles); one that declined would leave their arrays in

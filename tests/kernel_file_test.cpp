@@ -530,7 +530,7 @@ TEST(FusedPlan, InputPrefetchingTwinsTakeAlignedInputOnly) {
 // NVIDIA's run-time-shaped kernels with ReLU hidden layers run two sample tiles per wave up to 64 wide and
 // 128 wide, one at 80-112 wide (their large-batch twins two); the _act kernels one above 64 wide. The plan
 // launches each slot of a 128-wide network with them: the kernel, and the one-tile-input twin (assembled
-// light), in both layouts; a SiLU network's with one.
+// light for float32 I/O), in both layouts; a SiLU network's with one.
 TEST(FusedPlan, RunTimeShapedKernelsRunTheSampleTilesOfTheirWidthAndActivations) {
   for (int w = 1; w <= 8; ++w)
     for (const bool sample_major : {true, false}) {

@@ -19,7 +19,7 @@ struct CudaProbe {
   std::string description;  // when available
   int device = 0;
   int arch = 0;  // compute capability, major * 10 + minor
-  // The built-in kernels (when available): assembled by ptxas at -O3 and at -O1, FusedPolicy::light_assembly.
+  // The built-in kernels (when available): assembled by ptxas at -O3 and at -O1 (ops::assembled_light).
   const EmbeddedCodeObject* fatbin = nullptr;
   const EmbeddedCodeObject* light_fatbin = nullptr;
 };

@@ -25,7 +25,7 @@ CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& t
   // adds "Caching"): where a CUDA driver is installed, NVRTC would otherwise take a cubin it built before
   // from the driver's compute cache, without running ptxas and so without its report (an H100 kept a
   // kernel that spilled 1 KB to fit its register bound, 5 times slower; engine/src/specialize.cpp).
-  // mlpcore's own kernel cache keeps compiled kernels. Assembly::light: ptxas -O1 (FusedPolicy::light_assembly).
+  // mlpcore's own kernel cache keeps compiled kernels. Assembly::light: ptxas -O1 (ops::assembled_light).
   const std::string arch_option = "-arch=" + target;
   std::vector<const char*> options = {arch_option.c_str(), "-std=c++20", "-default-device", "-Xptxas=-v"};
   if (takes_no_cache_) options.push_back("--no-cache");

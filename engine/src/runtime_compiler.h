@@ -25,7 +25,7 @@ struct CompiledCode {
   bool reports_spills = false;  // whether the compiler told (spill_bytes is then known)
 };
 
-// How much the assembler optimizes a kernel (ops::FusedPolicy::light_assembly): NVRTC runs ptxas at -O3
+// How much the assembler optimizes a kernel (ops::assembled_light): NVRTC runs ptxas at -O3
 // (full) or -O1 (light); hiprtc and clang keep their -O3 either way.
 enum class Assembly { full, light };
 

@@ -1,7 +1,8 @@
 // The plan of a network that runs NVIDIA's run-time-shaped kernels gives each slot the policy its kernel
 // was compiled with (ops::runtime_shape_policy, the one ops/fused_mlp_kernels.gpu.cpp builds it with),
-// light_assembly included: that decides which of the library's two fat binaries holds the kernel's body
-// (ops/fused_kernel_entry.h), and the host takes it from the one the slot's policy names.
+// light_assembly and full_assembly_float16_io included: with the I/O type they decide which of the library's
+// two fat binaries holds the kernel's body (ops::assembled_light, ops/fused_kernel_entry.h), and the host
+// takes it from the one the slot's policy and the I/O type name.
 #include <gtest/gtest.h>
 
 #include <utility>
