@@ -627,10 +627,11 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
 }
 
 // A compiler that records the sources it is given and how it is to assemble them, and returns each source as
-// its code, with what `says` reports of it (CompiledCode's local_arrays, spill_bytes and reports_spills).
+// its code, with what `says` reports of it so assembled (CompiledCode's local_arrays, spill_bytes and
+// reports_spills). It assembles again by compiling again (KernelCompiler's assemble_again).
 class RecordingCompiler final : public KernelCompiler {
  public:
-  using Says = std::function<void(const std::string& source, CompiledCode& reported)>;
+  using Says = std::function<void(const std::string& source, Assembly assembly, CompiledCode& reported)>;
   explicit RecordingCompiler(Says says) : says_(std::move(says)) {}
   std::string version() const override { return "recording"; }
   CompiledCode compile_code(const std::string& source, const std::string&, Assembly assembly) const override {
@@ -640,7 +641,7 @@ class RecordingCompiler final : public KernelCompiler {
     const auto* bytes = reinterpret_cast<const std::byte*>(source.data());
     CompiledCode c;
     c.code.assign(bytes, bytes + source.size());
-    says_(source, c);
+    says_(source, assembly, c);
     return c;
   }
   std::size_t compiles() const {
@@ -694,19 +695,19 @@ std::string policy_field(const std::string& policy, int index) {
 // Says it left arrays in local memory whenever it was to unroll output tiles itself (a source whose
 // policy has compiler_unrolls_tiles: its eighth field).
 RecordingCompiler declines_to_unroll() {
-  return RecordingCompiler([](const std::string& source, CompiledCode& c) {
+  return RecordingCompiler([](const std::string& source, Assembly, CompiledCode& c) {
     c.local_arrays = policy_field(own_policy(source), 7) == "true";
     c.reports_spills = true;  // none
   });
 }
 
 // Spills `bytes` where the kernel bounds its registers (a policy with input prefetch and no early weight
-// loads whose min_blocks, its fourth field, is 5) and none elsewhere.
-RecordingCompiler spills_at_the_bound(int bytes) {
-  return RecordingCompiler([bytes](const std::string& source, CompiledCode& c) {
+// loads whose min_blocks, its fourth field, is 5), `light_bytes` there when assembled light, and none elsewhere.
+RecordingCompiler spills_at_the_bound(int bytes, int light_bytes) {
+  return RecordingCompiler([bytes, light_bytes](const std::string& source, Assembly assembly, CompiledCode& c) {
     const std::string policy = own_policy(source);
     const bool bound = policy_field(policy, 1) == "false" && policy_field(policy, 2) == "true" && policy_field(policy, 3) == "5";
-    c.spill_bytes = bound ? bytes : 0;
+    c.spill_bytes = bound ? (assembly == Assembly::light ? light_bytes : bytes) : 0;
     c.reports_spills = true;
   });
 }
@@ -755,27 +756,88 @@ TEST(SpecializedSource, KernelsOfLightAssemblyPoliciesAreAssembledLight) {
   }
 }
 
-// A kernel that spilled more than kMaxSpillBytes to fit its policy's register bound is compiled again
-// without the bound; one that spilled less is kept. The key stays the plan's source's.
+// A kernel assembled full that spilled more than kMaxSpillBytes to fit its policy's register bound is
+// assembled again light at the same bound, and kept so where that spills at most kMaxSpillBytes.
+TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreAssembledLightAtIt) {
+  const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true});
+  ASSERT_EQ(plan.policy.min_blocks, 5);
+  ASSERT_FALSE(plan.policy.light_assembly);
+  const std::string source = specialized_source(plan);
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  const RecordingCompiler fits = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes);
+  const KernelFile k = compile_kernel_file(plan, "sm_90", fits);
+  ASSERT_EQ(k.modules.size(), kernels.size());
+  EXPECT_EQ(fits.compiles(), 2 * kernels.size()) << "each kernel assembled twice";
+  EXPECT_EQ(fits.light_compiles(), kernels.size()) << "the second time light";
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(source, kernels[i])) << kernels[i].name << ": bounded";
+  EXPECT_EQ(k.source_key, specialized_source_key(source));
+
+  // Assembled light, a kernel that does not say what it spilled is not kept: compiled without the bound.
+  const RecordingCompiler silent_light([](const std::string& source, Assembly assembly, CompiledCode& c) {
+    const std::string policy = own_policy(source);
+    c.spill_bytes = policy_field(policy, 3) == "5" ? kMaxSpillBytes + 4 : 0;
+    c.reports_spills = assembly == Assembly::full;
+  });
+  const KernelFile unproven = compile_kernel_file(plan, "sm_90", silent_light);
+  EXPECT_EQ(silent_light.compiles(), 3 * kernels.size()) << "bounded, bounded light, unbounded";
+  for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(unproven.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
+
+  // Code with arrays in local memory is compiled again unrolled (and unbounded), not assembled again.
+  const RecordingCompiler local([](const std::string& source, Assembly, CompiledCode& c) {
+    c.local_arrays = policy_field(own_policy(source), 7) == "true";
+    c.spill_bytes = kMaxSpillBytes + 4;
+    c.reports_spills = true;
+  });
+  (void)compile_kernel_file(plan, "sm_90", local);
+  EXPECT_EQ(local.light_compiles(), 0u);
+
+  // A kernel without a bound that spills is kept as it is: there is nothing to fit.
+  const FusedPlan unbound = plan_fused(relu_model({32, 32, 32, 3}), "t", {ops::TileFamily::nvidia, true});
+  ASSERT_EQ(unbound.policy.min_blocks, 0);
+  const RecordingCompiler spills_anyway([](const std::string&, Assembly, CompiledCode& c) {
+    c.spill_bytes = kMaxSpillBytes + 4;
+    c.reports_spills = true;
+  });
+  (void)compile_kernel_file(unbound, "sm_90", spills_anyway);
+  EXPECT_EQ(spills_anyway.compiles(), specialized_kernels(unbound).size()) << "each kernel compiled once";
+
+  // A kernel its policy assembles light (128 wide) is not assembled again: it drops the bound at once.
+  const FusedPlan wide = plan_fused(relu_model({3, 128, 128, 1}), "t", {ops::TileFamily::nvidia, true});
+  ASSERT_TRUE(wide.policy.light_assembly);
+  FusedPlan wide_bound = wide;
+  wide_bound.policy.prefetch_weights = false;  // the recording compiler's bound, whatever the table says
+  wide_bound.policy.prefetch_input = true;
+  wide_bound.policy.min_blocks = 5;
+  const RecordingCompiler light = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4);
+  const KernelFile l = compile_kernel_file(wide_bound, "sm_90", light);
+  EXPECT_EQ(light.compiles(), 2 * specialized_kernels(wide_bound).size()) << "bounded light, then unbounded";
+  EXPECT_EQ(light.light_compiles(), light.compiles());
+  for (std::size_t i = 0; i < l.modules.size(); ++i)
+    EXPECT_EQ(text(l.modules[i]), again(wide_bound, specialized_kernels(wide_bound)[i], unbounded)) << specialized_kernels(wide_bound)[i].name;
+}
+
+// A kernel that still spills more than kMaxSpillBytes to fit its policy's register bound, assembled light
+// too, is compiled again without the bound; one that spilled less at first is kept. The key stays the
+// plan's source's.
 TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt) {
   const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true});
   ASSERT_EQ(plan.policy.min_blocks, 5);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-  const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4);
+  const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
   ASSERT_EQ(k.modules.size(), kernels.size());
-  EXPECT_EQ(spills.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
+  EXPECT_EQ(spills.compiles(), 3 * kernels.size()) << "each kernel bounded, bounded light, unbounded";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(plan)));
 
-  const RecordingCompiler few = spills_at_the_bound(kMaxSpillBytes);
+  const RecordingCompiler few = spills_at_the_bound(kMaxSpillBytes, kMaxSpillBytes + 4);
   const KernelFile kept = compile_kernel_file(plan, "sm_90", few);
   EXPECT_EQ(few.compiles(), kernels.size()) << "each kernel compiled once";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(kept.modules[i]), kernel_source(specialized_source(plan), kernels[i])) << kernels[i].name;
 
   // A compiler that does not say what it spilled (NVRTC with a cubin from the driver's compute cache:
   // no ptxas report) leaves the bound unproven: compiled again without it.
-  const RecordingCompiler silent([](const std::string&, CompiledCode&) {});
+  const RecordingCompiler silent([](const std::string&, Assembly, CompiledCode&) {});
   const KernelFile unproven = compile_kernel_file(plan, "sm_90", silent);
   EXPECT_EQ(silent.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(unproven.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
@@ -786,7 +848,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   const FusedPlan fm = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
   ASSERT_FALSE(fm.large_batch_kernels);
   const std::vector<SpecializedKernel> fm_kernels = specialized_kernels(fm);
-  const KernelFile fm_file = compile_kernel_file(fm, "sm_90", spills_at_the_bound(kMaxSpillBytes + 4));
+  const KernelFile fm_file = compile_kernel_file(fm, "sm_90", spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4));
   ASSERT_EQ(fm_file.modules.size(), fm_kernels.size());
   for (std::size_t i = 0; i < fm_kernels.size(); ++i) {
     const std::string source = text(fm_file.modules[i]);
@@ -803,16 +865,16 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   ASSERT_TRUE(twins.large_batch_kernels);
   ASSERT_EQ(twins.large_batch_policy.min_blocks, 5);
   const std::vector<SpecializedKernel> four = specialized_kernels(twins);
-  const RecordingCompiler spill = spills_at_the_bound(kMaxSpillBytes + 4);
+  const RecordingCompiler spill = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4);
   const KernelFile both_unbounded = compile_kernel_file(twins, "sm_90", spill);
-  EXPECT_EQ(spill.compiles(), 2 * four.size()) << "each kernel compiled twice";
+  EXPECT_EQ(spill.compiles(), 3 * four.size()) << "each kernel compiled three times";
   for (std::size_t i = 0; i < four.size(); ++i) EXPECT_EQ(text(both_unbounded.modules[i]), again(twins, four[i], unbounded)) << four[i].name;
 }
 
 // A kernel file holds every kernel of a plan: both layouts and both large-batch twins, six in all.
 TEST(KernelFile, HoldsEveryKernelOfAPlan) {
   const FusedPlan plan = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
-  const RecordingCompiler quiet([](const std::string&, CompiledCode& c) { c.reports_spills = true; });
+  const RecordingCompiler quiet([](const std::string&, Assembly, CompiledCode& c) { c.reports_spills = true; });
   const KernelFile k = compile_kernel_file(plan, "sm_90", quiet);
   ASSERT_EQ(k.modules.size(), 2 * kKernelSlots.size());
   EXPECT_EQ(k.modules.size(), std::size_t{kMaxKernelModules});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 
 #include "engine/src/nvrtc.h"
@@ -100,6 +101,50 @@ TEST(NvrtcCompile, LightAssemblyAssemblesTheSamePtxOtherwise) {
   EXPECT_FALSE(light.code.empty());
   EXPECT_NE(light.code, full.code);
   EXPECT_TRUE(light.reports_spills) << light.log;
+}
+
+// ptxas's report of a kernel's spills and registers (-v), as it says them.
+std::string registers_and_spills(const CompiledCode& c) {
+  std::smatch spills, used;
+  if (!std::regex_search(c.log, spills, std::regex("[0-9]+ bytes spill stores, [0-9]+ bytes spill loads")) ||
+      !std::regex_search(c.log, used, std::regex("Used [0-9]+ registers")))
+    return "no report in:\n" + c.log;
+  return spills[0].str() + "; " + used[0].str();
+}
+
+// A kernel that spills at its register bound is assembled again light (compile_kernel). With nvJitLink of
+// NVRTC's version that is ptxas alone on the PTX NVRTC compiled: the registers and spills of NVRTC's own
+// -O1 compile, in a cubin of its own. Without it (an nvJitLink that does not load), NVRTC compiles again.
+TEST(NvrtcCompile, AssemblingAgainGivesTheRegistersOfACompileAssembledSo) {
+  SKIP_WITHOUT_NVRTC();
+  const auto cases = test::specialized_cases();
+  ASSERT_EQ(cases[3].name, "16-64x3-16");
+  const FusedPlan plan = plan_fused(cases[3].model, "test", {ops::TileFamily::nvidia, true, true});
+  ASSERT_GT(plan.policy.min_blocks, 0);
+  const std::string source = kernel_source(specialized_source(plan), specialized_kernels(plan).front());
+  const CompiledCode full = nvrtc().compile_code(source, "sm_90", Assembly::full);
+  const CompiledCode light = nvrtc().compile_code(source, "sm_90", Assembly::light);
+  std::cout << "nvJitLink assembles alone: " << nvrtc().assembles_alone() << "\n";
+  const CompiledCode again = nvrtc().assemble_again(source, full, "sm_90", Assembly::light);
+  EXPECT_EQ(again.assembly, full.assembly);
+  EXPECT_FALSE(again.code.empty());
+  EXPECT_TRUE(again.reports_spills) << again.log;
+  EXPECT_EQ(again.spill_bytes, light.spill_bytes);
+  EXPECT_EQ(registers_and_spills(again), registers_and_spills(light));
+  if (nvrtc().assembles_alone())
+    EXPECT_NE(again.code, light.code) << "nvJitLink's linked cubin, not NVRTC's";
+  else
+    EXPECT_EQ(again.code, light.code) << "NVRTC's compile again";
+
+  ::setenv("MLPCORE_NVJITLINK_LIBRARY", "/nonexistent/libnvJitLink.so", 1);
+  const Nvrtc without;
+  const bool alone = without.assembles_alone();  // loads it, on first need: under the variable
+  ::unsetenv("MLPCORE_NVJITLINK_LIBRARY");
+  EXPECT_FALSE(alone);
+  const CompiledCode compiled = without.assemble_again(source, full, "sm_90", Assembly::light);
+  EXPECT_EQ(compiled.code, light.code) << "NVRTC's compile again";
+  EXPECT_EQ(registers_and_spills(compiled), registers_and_spills(light));
+  EXPECT_THROW((void)NvJitLink(13, true, "/nonexistent/libnvJitLink.so").assemble(full.assembly, "sm_90", Assembly::light), Error);
 }
 
 TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {

@@ -18,6 +18,30 @@ Nvrtc::Nvrtc(const char* library)
   takes_no_cache_ = version_number() >= std::optional{std::pair{12, 9}};  // nullopt (unknown) is the least
 }
 
+bool Nvrtc::assembles_alone() const {
+  std::call_once(jit_link_once_, [this] {
+    if (!version_number()) return;
+    jit_link_.emplace(version_number()->first, takes_no_cache_);
+    if (!jit_link_->loaded() || jit_link_->version_number() != version_number()) jit_link_.reset();
+  });
+  return jit_link_.has_value();
+}
+
+namespace {
+
+// What ptxas -v says of the code (per kernel: registers, stack frame, spills), read into `c`.
+void read_ptxas_report(CompiledCode& c) {
+  c.local_arrays = c.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
+  for (const std::string spills : {" bytes spill stores", " bytes spill loads"})
+    for (std::size_t at = c.log.find(spills); at != std::string::npos; at = c.log.find(spills, at + 1)) {
+      c.reports_spills = true;
+      const std::size_t digits = c.log.find_last_not_of("0123456789", at - 1) + 1;
+      if (digits < at) c.spill_bytes = std::max(c.spill_bytes, std::stoi(c.log.substr(digits, at - digits)));
+    }
+}
+
+}  // namespace
+
 CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& target, Assembly assembly) const {
   // "sm_90", checked by the caller (nvidia_target). -default-device: constexpr helpers without __device__
   // (the tiles' geometry) are callable in kernels, as nvcc's --expt-relaxed-constexpr allows; ptxas -v
@@ -41,14 +65,20 @@ CompiledCode Nvrtc::compile_code(const std::string& source, const std::string& t
   });
   out.code = std::move(compiled.code);
   out.log = std::move(compiled.log);
-  out.local_arrays = out.assembly.find(".local") != std::string::npos;  // a __local_depot, and its ld/st.local
-  for (const std::string spills : {" bytes spill stores", " bytes spill loads"})  // ptxas -v, per kernel
-    for (std::size_t at = out.log.find(spills); at != std::string::npos; at = out.log.find(spills, at + 1)) {
-      out.reports_spills = true;
-      const std::size_t digits = out.log.find_last_not_of("0123456789", at - 1) + 1;
-      if (digits < at) out.spill_bytes = std::max(out.spill_bytes, std::stoi(out.log.substr(digits, at - digits)));
-    }
+  read_ptxas_report(out);
   return out;
+}
+
+CompiledCode Nvrtc::assemble_again(const std::string& source, const CompiledCode& compiled, const std::string& target, Assembly assembly) const {
+  if (compiled.assembly.empty() || !assembles_alone()) return compile_code(source, target, assembly);
+  try {
+    CompiledCode out = jit_link_->assemble(compiled.assembly, target, assembly);
+    out.assembly = compiled.assembly;
+    read_ptxas_report(out);
+    return out;
+  } catch (const Error&) {
+    return compile_code(source, target, assembly);  // only slower: the same PTX, and NVRTC's ptxas
+  }
 }
 
 const Nvrtc& nvrtc() {

@@ -25,8 +25,9 @@ struct CompiledCode {
   bool reports_spills = false;  // whether the compiler told (spill_bytes is then known)
 };
 
-// How much the assembler optimizes a kernel (ops::assembled_light): NVRTC runs ptxas at -O3
-// (full) or -O1 (light); hiprtc and clang keep their -O3 either way.
+// How much the assembler optimizes a kernel (ops::assembled_light, or compile_kernel's second try under
+// a register bound): NVRTC runs ptxas at -O3 (full) or -O1 (light); hiprtc and clang keep their -O3
+// either way.
 enum class Assembly { full, light };
 
 // NVRTC, hiprtc, or a clang found on the machine (`mlpcore compile` for AMD without hiprtc).
@@ -37,6 +38,12 @@ class KernelCompiler {
   // `source` compiled for `target` ("sm_90", "gfx1100"), assembled as `assembly` says. Throws
   // Error(device) with the compiler's log when it fails.
   virtual CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const = 0;
+  // `source` for `target` assembled again as `assembly` says, from what compile_code gave for it (its
+  // second argument): by the assembler alone where the compiler can (NVRTC with nvJitLink: ptxas on the
+  // same PTX), else compiled again.
+  virtual CompiledCode assemble_again(const std::string& source, const CompiledCode&, const std::string& target, Assembly assembly) const {
+    return compile_code(source, target, assembly);
+  }
 };
 
 // The names that tell one NVRTC-shaped library from another.

@@ -70,11 +70,18 @@ std::vector<const void*> module_images(const SpecializedCode& code, std::vector<
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler) {
   const Assembly assembly = ops::assembled_light(plan.policy_of(kernel.slot), kernel.io == Io::f16) ? Assembly::light : Assembly::full;
-  CompiledCode c = compiler.compile_code(kernel_source(source, kernel), target, assembly);
+  const std::string own = kernel_source(source, kernel);
+  CompiledCode c = compiler.compile_code(own, target, assembly);
+  const auto fits = [](const CompiledCode& code) { return code.reports_spills && code.spill_bytes <= kMaxSpillBytes; };
+  const bool bounded = plan.policy_of(kernel.slot).min_blocks > 0;
+  if (bounded && c.reports_spills && !fits(c) && assembly == Assembly::full && !c.local_arrays) {
+    CompiledCode light = compiler.assemble_again(own, c, target, Assembly::light);
+    if (fits(light)) return light;
+  }
   FusedPlan again = plan;
   ops::FusedPolicy& policy = again.policy_of(kernel.slot);
   if (c.local_arrays) policy.compiler_unrolls_tiles = false;
-  if (c.spill_bytes > kMaxSpillBytes || !c.reports_spills) policy.min_blocks = 0;
+  if (!fits(c)) policy.min_blocks = 0;
   // The source builds twins where its two policies differ (ops::SpecializedNetwork): without twins they stay equal.
   if (!plan.large_batch_kernels) again.large_batch_policy = again.feature_major_policy;
   if (again == plan) return c;

@@ -39,9 +39,12 @@ constexpr int kMaxSpillBytes = 48;
 // - it left the output tiles it was to unroll (FusedPolicy::compiler_unrolls_tiles) in a loop, their
 //   arrays in local memory: compiled again with them unrolled by construction (NVRTC takes about twice
 //   as long);
-// - it spilled more than kMaxSpillBytes to fit the policy's register bound, or did not say how much it
-//   spilled: compiled again without the bound. The whole compile: NVVM takes the bound as ptxas does, so
-//   assembling the bounded PTX again without it gives other code (docs/benchmarks.md, "Stop 36").
+// - it spilled more than kMaxSpillBytes to fit the policy's register bound, assembled full: assembled again
+//   light (ptxas -O1 keeps fewer values live, and NVRTC with nvJitLink runs ptxas alone, a fifth of a
+//   compile), kept where that fits within kMaxSpillBytes (docs/benchmarks.md, "Stop 56");
+// - it still spills more than kMaxSpillBytes, or did not say how much it spilled: compiled again without
+//   the bound. The whole compile: NVVM takes the bound as ptxas does, so assembling the bounded PTX again
+//   without it gives other code (docs/benchmarks.md, "Stop 36").
 // The cache key stays the plan's source's.
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler);
