@@ -263,8 +263,8 @@ TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
     std::vector<DeviceModule<NamedModules>> modules;
     for (auto& module : names) modules.emplace_back(&module, ModuleUnload<NamedModules>{&rt});
     const auto fail = [](const std::string& kernel) { ADD_FAILURE() << kernel; };
-    const FusedKernels by_assembly = find_fused_kernels(rt, modules, KernelLookup::by_assembly, plan, fail);
-    const FusedKernels any = find_fused_kernels(rt, modules, KernelLookup::any_module, plan, fail);
+    const FusedKernels by_assembly = find_fused_kernels(rt, modules, KernelLookup::by_assembly, plan, 132, fail);
+    const FusedKernels any = find_fused_kernels(rt, modules, KernelLookup::any_module, plan, 132, fail);
     for (const KernelSlot slot : kKernelSlots)
       for (const Io io : {Io::f32, Io::f16}) {
         const std::string name = plan.kernel_name(io, slot);

@@ -779,24 +779,19 @@ TEST_P(FusedBackend, MillionSampleBatchMatchesTheCpuBackend) {
   std::cout << GetParam() << ": 2^20 + 3 samples, worst relative error vs cpu " << worst << "\n";
 }
 
-// Feature-major calls of 2^20 samples or more take the kernel's large-batch twin where the plan has one for
-// their I/O type (engine/src/fused_plan.h, CallRouting): specialized networks with twins of four sample
-// tiles per warp for both I/O types (1 output) and for float16 I/O only (32 outputs,
-// ops::large_batch_float32_io), and with input-prefetching twins (48 inputs); the built-in kernels' twins of
-// 16-wide networks (four sample tiles) and 80-112-wide ones (two); against the CPU backend (the float64
-// reference takes minutes here).
+// `net` (of `m`) on `batch` random samples in `layout`, its I/O of type T, against the CPU backend (the
+// float64 reference takes minutes at 2^20 samples here).
 template <class T>
-void check_large_feature_major_batch(const Network& net, const Model& m, const std::string& backend, std::size_t batch, std::mt19937& rng,
-                                     const std::string& what) {
+void check_against_the_cpu_backend(const Network& net, const Model& m, const std::string& backend, std::size_t batch, Layout layout,
+                                   std::mt19937& rng, const std::string& what) {
   auto values = test::random_inputs(rng, batch * m.input_dim());
   std::vector<T> input(values.size()), output(batch * m.output_dim(), to_io<T>(NAN));
-  for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = from_io(input[position(i, m.input_dim(), batch, Layout::feature_major)] = to_io<T>(values[i]));
-  net.infer(input.data(), output.data(), batch, Layout::feature_major);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = from_io(input[position(i, m.input_dim(), batch, layout)] = to_io<T>(values[i]));
+  net.infer(input.data(), output.data(), batch, layout);
   const auto want = Network(m, "cpu").infer(values);
   double worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    const double got = from_io(output[position(i, m.output_dim(), batch, Layout::feature_major)]);
+    const double got = from_io(output[position(i, m.output_dim(), batch, layout)]);
     ASSERT_FALSE(std::isnan(got)) << what << ": output " << i << " never written";
     worst = std::max(worst, std::fabs(got - want[i]) / std::max(1.0, std::fabs(double(want[i]))));
   }
@@ -804,6 +799,11 @@ void check_large_feature_major_batch(const Network& net, const Model& m, const s
   std::cout << backend << ": " << what << ", worst relative error vs cpu " << worst << "\n";
 }
 
+// Feature-major calls of 2^20 samples or more take the kernel's large-batch twin where the plan has one for
+// their I/O type (engine/src/fused_plan.h, CallRouting): specialized networks with twins of four sample
+// tiles per warp for both I/O types (1 output) and for float16 I/O only (32 outputs,
+// ops::large_batch_float32_io), and with input-prefetching twins (48 inputs); the built-in kernels' twins of
+// 16-wide networks (four sample tiles) and 80-112-wide ones (two).
 TEST_P(FusedBackend, LargeFeatureMajorBatchesMatchTheCpuBackend) {
   std::mt19937 rng(seed(10));
   struct Case {
@@ -832,9 +832,36 @@ TEST_P(FusedBackend, LargeFeatureMajorBatchesMatchTheCpuBackend) {
     // 2^20 samples: rows aligned for the vector loads and stores of column I/O; 2^20 + 17: the element path.
     for (const auto& [batch, name] : {std::pair{std::size_t{1} << 20, "2^20"}, std::pair{(std::size_t{1} << 20) + 17, "2^20 + 17"}}) {
       const std::string what = std::to_string(m.output_dim()) + " outputs, " + name + " feature-major samples, ";
-      check_large_feature_major_batch<float>(net, m, GetParam(), batch, rng, what + "float32 I/O");
-      check_large_feature_major_batch<std::uint16_t>(net, m, GetParam(), batch, rng, what + "float16 I/O");
+      check_against_the_cpu_backend<float>(net, m, GetParam(), batch, Layout::feature_major, rng, what + "float32 I/O");
+      check_against_the_cpu_backend<std::uint16_t>(net, m, GetParam(), batch, Layout::feature_major, rng, what + "float16 I/O");
     }
+  }
+}
+
+// Calls of at most 2 blocks per multiprocessor take a register-bound kernel's small-batch twin (its code
+// assembled without the bound; engine/src/fused_plan.h, CallRouting), larger ones the kernel: specialized
+// networks up to 64 wide with one input tile, in both layouts and I/O types, at 1000 samples (the twin on
+// a GPU of 4 multiprocessors or more) and 2^17 + 3 (the kernel on one of fewer than 256), against the CPU
+// backend.
+TEST_P(FusedBackend, SmallBatchTwinsAndTheirKernelsMatchTheCpuBackend) {
+  std::mt19937 rng(seed(11));
+  for (const std::vector<std::size_t>& widths : {std::vector<std::size_t>{3, 64, 64, 64, 64, 1}, std::vector<std::size_t>{16, 48, 48, 48, 5}}) {
+    std::vector<Activation> acts;
+    for (std::size_t l = 0; l + 2 < widths.size(); ++l) acts.push_back(random_activation(rng, false));
+    acts.push_back(Activation::make(ActivationKind::none));
+    const Model m = test::random_model(rng, widths, acts);
+    NetworkOptions options = options_for(GetParam());
+    options.layouts = {true, true};
+    const Network net(m, options);
+    if (GetParam().starts_with("cuda") && !GetParam().ends_with(kBuiltin))
+      EXPECT_NE(net.kernel().find(", twins without the register bound for small batches"), std::string::npos) << net.kernel();
+    for (const Layout layout : {Layout::sample_major, Layout::feature_major})
+      for (const std::size_t batch : {std::size_t{1000}, (std::size_t{1} << 17) + 3}) {
+        const std::string what = std::to_string(widths.size() - 2) + " hidden layers, " + std::to_string(batch) + " samples, " +
+                                 (layout == Layout::feature_major ? "feature-major, " : "sample-major, ");
+        check_against_the_cpu_backend<float>(net, m, GetParam(), batch, layout, rng, what + "float32 I/O");
+        check_against_the_cpu_backend<std::uint16_t>(net, m, GetParam(), batch, layout, rng, what + "float16 I/O");
+      }
   }
 }
 #endif

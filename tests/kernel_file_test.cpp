@@ -2,11 +2,13 @@
 // refused by name, a cache that survives corrupt entries and concurrent writers, and plans decided once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/src/fused_plan.h"
@@ -507,6 +509,62 @@ TEST(FusedPlan, CallsFromTheLargeBatchTakeTheTwins) {
   EXPECT_EQ(kernels.back().name, "mlpcore_mlp_specialized_f16_fm_large");
 }
 
+// NVIDIA's specialized kernels with a register bound (up to 64 wide, one input tile) and at most
+// kMaxSmallBatchTiles matrix tiles (kMaxSmallBatchTilesF16Acc with float16 accumulators) have small-batch
+// twins, which calls of at most kSmallBatchBlocksPerMultiprocessor blocks per multiprocessor take: on a
+// GPU of 132, a call of 264 blocks of its kernel's sample tiles. Not the large-batch twins, unbounded
+// kernels, AMD's or the built-in ones; and no call takes one where no multiprocessors are counted (the
+// emulator).
+TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
+  const auto call = [](Layout layout, std::size_t batch, Io io) { return IoBuffers{nullptr, nullptr, batch, io, layout}; };
+  const FusedPlan plan = plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const CallRouting routing = call_routing(plan, 132), uncounted = call_routing(plan);
+  for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major})
+    for (const Io io : {Io::f32, Io::f16}) {
+      ASSERT_EQ(plan.policy_of(slot).min_blocks, 5);
+      EXPECT_TRUE(has_small_batch_twin(plan, slot, io));
+      ASSERT_EQ(routing.sample_tiles_in(slot), 2);
+      const std::size_t up_to = 2 * 132 * 4 * 32;  // 2 blocks per multiprocessor, of 4 warps of 2 sample tiles
+      const Layout layout = slot_layout(slot);
+      for (const std::size_t batch : {std::size_t{1}, std::size_t{1000}, up_to}) {
+        EXPECT_EQ(routing.slot(call(layout, batch, io)), slot);
+        EXPECT_TRUE(routing.takes_small_batch_twin(call(layout, batch, io), slot)) << batch;
+        EXPECT_FALSE(uncounted.takes_small_batch_twin(call(layout, batch, io), slot)) << batch;
+      }
+      EXPECT_FALSE(routing.takes_small_batch_twin(call(layout, up_to + 1, io), slot));
+    }
+  EXPECT_NE(plan.describe().find(" (both I/O layouts), twins without the register bound for small batches"), std::string::npos) << plan.describe();
+  const std::vector<SpecializedKernel> twins = small_batch_twins(plan), kernels = specialized_kernels(plan);
+  ASSERT_EQ(twins.size(), 4u) << "float32 and float16 I/O, both layouts";
+  for (std::size_t t = 0; t < twins.size(); ++t) EXPECT_EQ(twins[t].name, kernels[t].name) << "the kernel's code, under its name";
+  EXPECT_NE(specialized_source(plan).find(" " + kernels[0].name + "(small batch)"), std::string::npos) << "named in the source: in its key";
+
+  // Deeper kernels: with float32 accumulators up to 64 matrix tiles, with float16 ones up to 96.
+  for (const bool f16acc : {false, true}) {
+    const FusedPlan five = plan_fused(relu_model({3, 64, 64, 64, 64, 64, 1}), "t", {ops::TileFamily::nvidia, true, f16acc});
+    ASSERT_EQ(unrolled_tiles(five), 72);
+    EXPECT_EQ(has_small_batch_twin(five, KernelSlot::sample_major, Io::f32), f16acc);
+    const FusedPlan eight = plan_fused(relu_model({2, 64, 64, 64, 64, 64, 64, 64, 64, 3}), "t", {ops::TileFamily::nvidia, true, f16acc});
+    ASSERT_EQ(unrolled_tiles(eight), 120);
+    EXPECT_FALSE(has_small_batch_twin(eight, KernelSlot::sample_major, Io::f32));
+  }
+
+  const FusedPlan large = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {false, true}});
+  ASSERT_EQ(large.large_batch_policy.min_blocks, 5);
+  EXPECT_FALSE(has_small_batch_twin(large, KernelSlot::feature_major_large_batch, Io::f16)) << "a large-batch twin";
+  EXPECT_FALSE(call_routing(large, 132).takes_small_batch_twin(call(Layout::feature_major, 1, Io::f16), KernelSlot::feature_major_large_batch));
+  for (const FusedPlan& none : {plan_fused(relu_model({32, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true}),
+                                plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true}),
+                                plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::nvidia, false})}) {
+    EXPECT_TRUE(small_batch_twins(none).empty() || none.kind != KernelKind::specialized) << none.describe();
+    for (const Io io : {Io::f32, Io::f16}) {
+      EXPECT_FALSE(has_small_batch_twin(none, KernelSlot::sample_major, io)) << none.describe();
+      EXPECT_FALSE(call_routing(none, 132).takes_small_batch_twin(call(Layout::sample_major, 1, io), KernelSlot::sample_major)) << none.describe();
+    }
+    EXPECT_EQ(none.describe().find("small batches"), std::string::npos) << none.describe();
+  }
+}
+
 // An input-prefetching twin (of a kernel that reads its input from global memory) takes only calls whose
 // input its stage copies with cp.async; a twin of four sample tiles, whose kernel stages the input too,
 // takes every large call.
@@ -632,7 +690,9 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
 class RecordingCompiler final : public KernelCompiler {
  public:
   using Says = std::function<void(const std::string& source, Assembly assembly, CompiledCode& reported)>;
-  explicit RecordingCompiler(Says says) : says_(std::move(says)) {}
+  // What it says of code assembled again without its bound (assemble_unbounded), given the code: none by default.
+  using SaysUnbounded = std::function<std::optional<CompiledCode>(const CompiledCode& code)>;
+  explicit RecordingCompiler(Says says, SaysUnbounded unbounded = {}) : says_(std::move(says)), unbounded_(std::move(unbounded)) {}
   std::string version() const override { return "recording"; }
   CompiledCode compile_code(const std::string& source, const std::string&, Assembly assembly) const override {
     const std::lock_guard lock(mutex_);
@@ -644,9 +704,18 @@ class RecordingCompiler final : public KernelCompiler {
     says_(source, assembly, c);
     return c;
   }
+  std::optional<CompiledCode> assemble_unbounded(const CompiledCode& code, const std::string&) const override {
+    const std::lock_guard lock(mutex_);
+    ++unbounded_assemblies_;
+    return unbounded_ ? unbounded_(code) : std::nullopt;
+  }
   std::size_t compiles() const {
     const std::lock_guard lock(mutex_);
     return sources_.size();
+  }
+  std::size_t unbounded_assemblies() const {
+    const std::lock_guard lock(mutex_);
+    return unbounded_assemblies_;
   }
   std::size_t light_compiles() const {
     const std::lock_guard lock(mutex_);
@@ -655,9 +724,10 @@ class RecordingCompiler final : public KernelCompiler {
 
  private:
   Says says_;
+  SaysUnbounded unbounded_;
   mutable std::mutex mutex_;
   mutable std::vector<std::string> sources_;
-  mutable std::size_t light_ = 0;
+  mutable std::size_t light_ = 0, unbounded_assemblies_ = 0;
 };
 
 std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<const char*>(code.data()), code.size()}; }
@@ -721,7 +791,7 @@ TEST(SpecializedSource, KernelsTheCompilerLeftInLocalMemoryAreUnrolledByConstruc
   const RecordingCompiler compiler = declines_to_unroll();
   const KernelFile k = compile_kernel_file(nvidia, "sm_90", compiler);
   const std::vector<SpecializedKernel> kernels = specialized_kernels(nvidia);
-  ASSERT_EQ(k.modules.size(), kernels.size());
+  ASSERT_EQ(k.modules.size(), kernels.size() + small_batch_twins(nvidia).size());
   EXPECT_EQ(compiler.compiles(), 2 * kernels.size()) << "each kernel compiled twice";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), again(nvidia, kernels[i], unrolled_by_construction)) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(nvidia)));
@@ -766,7 +836,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreAssembledLightAtI
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   const RecordingCompiler fits = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes);
   const KernelFile k = compile_kernel_file(plan, "sm_90", fits);
-  ASSERT_EQ(k.modules.size(), kernels.size());
+  ASSERT_EQ(k.modules.size(), kernels.size() + small_batch_twins(plan).size());
   EXPECT_EQ(fits.compiles(), 2 * kernels.size()) << "each kernel assembled twice";
   EXPECT_EQ(fits.light_compiles(), kernels.size()) << "the second time light";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), kernel_source(source, kernels[i])) << kernels[i].name << ": bounded";
@@ -812,7 +882,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreAssembledLightAtI
   const KernelFile l = compile_kernel_file(wide_bound, "sm_90", light);
   EXPECT_EQ(light.compiles(), 2 * specialized_kernels(wide_bound).size()) << "bounded light, then unbounded";
   EXPECT_EQ(light.light_compiles(), light.compiles());
-  for (std::size_t i = 0; i < l.modules.size(); ++i)
+  for (std::size_t i = 0; i < specialized_kernels(wide_bound).size(); ++i)
     EXPECT_EQ(text(l.modules[i]), again(wide_bound, specialized_kernels(wide_bound)[i], unbounded)) << specialized_kernels(wide_bound)[i].name;
 }
 
@@ -825,7 +895,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
   const RecordingCompiler spills = spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4);
   const KernelFile k = compile_kernel_file(plan, "sm_90", spills);
-  ASSERT_EQ(k.modules.size(), kernels.size());
+  ASSERT_EQ(k.modules.size(), kernels.size() + small_batch_twins(plan).size());
   EXPECT_EQ(spills.compiles(), 3 * kernels.size()) << "each kernel bounded, bounded light, unbounded";
   for (std::size_t i = 0; i < kernels.size(); ++i) EXPECT_EQ(text(k.modules[i]), again(plan, kernels[i], unbounded)) << kernels[i].name;
   EXPECT_EQ(k.source_key, specialized_source_key(specialized_source(plan)));
@@ -849,7 +919,7 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   ASSERT_FALSE(fm.large_batch_kernels);
   const std::vector<SpecializedKernel> fm_kernels = specialized_kernels(fm);
   const KernelFile fm_file = compile_kernel_file(fm, "sm_90", spills_at_the_bound(kMaxSpillBytes + 4, kMaxSpillBytes + 4));
-  ASSERT_EQ(fm_file.modules.size(), fm_kernels.size());
+  ASSERT_EQ(fm_file.modules.size(), fm_kernels.size() + small_batch_twins(fm).size());
   for (std::size_t i = 0; i < fm_kernels.size(); ++i) {
     const std::string source = text(fm_file.modules[i]);
     EXPECT_EQ(source, again(fm, fm_kernels[i], unbounded)) << fm_kernels[i].name;
@@ -871,12 +941,68 @@ TEST(SpecializedSource, KernelsThatSpillAtTheirRegisterBoundAreCompiledWithoutIt
   for (std::size_t i = 0; i < four.size(); ++i) EXPECT_EQ(text(both_unbounded.modules[i]), again(twins, four[i], unbounded)) << four[i].name;
 }
 
-// A kernel file holds every kernel of a plan: both layouts and both large-batch twins, six in all.
+// A kernel's small-batch twin is its code assembled again without its bound where the compiler can, kept
+// where it reports at most kMaxSpillBytes; else, as where the compiler cannot (hiprtc, clang; NVRTC
+// without nvJitLink), the kernel's own code. A kernel file holds the twins after the kernels.
+TEST(SpecializedSource, SmallBatchTwinsAreTheirKernelsAssembledWithoutTheBound) {
+  const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan), twins = small_batch_twins(plan);
+  ASSERT_EQ(twins.size(), 4u);
+  // Marks the code it assembles unbounded, and says it spilled `bytes` so.
+  const auto unbounded_spilling = [](int bytes) {
+    return RecordingCompiler([](const std::string&, Assembly, CompiledCode& c) { c.reports_spills = true; },
+                             [bytes](const CompiledCode& code) {
+                               CompiledCode c;
+                               const std::string marked = "unbounded: " + text(code.code);
+                               const auto* b = reinterpret_cast<const std::byte*>(marked.data());
+                               c.code.assign(b, b + marked.size());
+                               c.spill_bytes = bytes;
+                               c.reports_spills = true;
+                               return std::optional<CompiledCode>(c);
+                             });
+  };
+  // The twin of kernel `t` in `k`, and its kernel's code.
+  const auto twin_and_kernel = [&](const KernelFile& k, std::size_t t) {
+    const auto i = static_cast<std::size_t>(std::find_if(kernels.begin(), kernels.end(), [&](const SpecializedKernel& s) {
+                                              return s.slot == twins[t].slot && s.io == twins[t].io;
+                                            }) - kernels.begin());
+    return std::pair{text(k.modules[kernels.size() + t]), text(k.modules[i])};
+  };
+  const RecordingCompiler fits = unbounded_spilling(kMaxSpillBytes);
+  const KernelFile k = compile_kernel_file(plan, "sm_90", fits);
+  ASSERT_EQ(k.modules.size(), kernels.size() + twins.size());
+  EXPECT_EQ(fits.compiles(), kernels.size()) << "the twins compile nothing";
+  EXPECT_EQ(fits.unbounded_assemblies(), twins.size());
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const auto [twin, kernel] = twin_and_kernel(k, t);
+    EXPECT_EQ(twin, "unbounded: " + kernel) << twins[t].name;
+  }
+  const RecordingCompiler spills = unbounded_spilling(kMaxSpillBytes + 4);
+  const KernelFile spilled = compile_kernel_file(plan, "sm_90", spills);
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const auto [twin, kernel] = twin_and_kernel(spilled, t);
+    EXPECT_EQ(twin, kernel) << twins[t].name << ": the kernel's own code";
+  }
+  const RecordingCompiler cannot = declines_to_unroll();  // assembles nothing alone
+  const KernelFile same = compile_kernel_file(plan, "sm_90", cannot);
+  ASSERT_EQ(same.modules.size(), kernels.size() + twins.size());
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const auto [twin, kernel] = twin_and_kernel(same, t);
+    EXPECT_EQ(twin, kernel) << twins[t].name << ": the kernel's own code";
+  }
+  const FusedPlan amd = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::rdna3, true, false, {true, true}});
+  const RecordingCompiler hiprtc = unbounded_spilling(0);
+  EXPECT_EQ(compile_kernel_file(amd, "gfx1100", hiprtc).modules.size(), specialized_kernels(amd).size());
+  EXPECT_EQ(hiprtc.unbounded_assemblies(), 0u);
+}
+
+// A kernel file holds every kernel of a plan: both layouts, both large-batch twins and four small-batch
+// twins, ten in all.
 TEST(KernelFile, HoldsEveryKernelOfAPlan) {
   const FusedPlan plan = plan_fused(relu_model({3, 32, 32, 32, 1}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
   const RecordingCompiler quiet([](const std::string&, Assembly, CompiledCode& c) { c.reports_spills = true; });
   const KernelFile k = compile_kernel_file(plan, "sm_90", quiet);
-  ASSERT_EQ(k.modules.size(), 2 * kKernelSlots.size());
+  ASSERT_EQ(k.modules.size(), 2 * kKernelSlots.size() + 4);
   EXPECT_EQ(k.modules.size(), std::size_t{kMaxKernelModules});
   EXPECT_EQ(decode_kernel_file(encode_kernel_file(k), "k.mlpck").modules, k.modules);
   KernelFile too_many = k;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <random>
 #include <regex>
 
 #include "engine/src/nvrtc.h"
@@ -147,6 +149,44 @@ TEST(NvrtcCompile, AssemblingAgainGivesTheRegistersOfACompileAssembledSo) {
   EXPECT_THROW((void)NvJitLink(13, true, "/nonexistent/libnvJitLink.so").assemble(full.assembly, "sm_90", Assembly::light), Error);
 }
 
+// A kernel's small-batch twin (small_batch_twin): with nvJitLink, ptxas alone on its PTX without the
+// .minnctapersm line, at -O3: more registers than the bound leaves (3-64x4-1, feature-major: 255 against
+// 96 on CUDA 13.0), nothing in local memory, the same matrix instructions. Without nvJitLink, none.
+TEST(NvrtcCompile, SmallBatchTwinsDropTheRegisterBound) {
+  SKIP_WITHOUT_NVRTC();
+  std::mt19937 rng(20261201);
+  const Activation relu = Activation::make(ActivationKind::relu), none = Activation::make(ActivationKind::none);
+  const Model model = test::random_model(rng, {3, 64, 64, 64, 64, 1}, {relu, relu, relu, relu, none});
+  const FusedPlan plan = plan_fused(model, "test", {ops::TileFamily::nvidia, true, false, {false, true}});
+  const SpecializedKernel k = small_batch_twins(plan).at(0);
+  const CompiledCode bounded = compile_kernel(plan, specialized_source(plan), k, "sm_90", nvrtc());
+  ASSERT_NE(bounded.assembly.find(".minnctapersm 5"), std::string::npos) << bounded.assembly.substr(0, 2000);
+  const std::optional<CompiledCode> twin = nvrtc().assemble_unbounded(bounded, "sm_90");
+  if (!nvrtc().assembles_alone()) {
+    EXPECT_FALSE(twin);
+    GTEST_SKIP() << "no nvJitLink of NVRTC's version";
+  }
+  ASSERT_TRUE(twin);
+  EXPECT_EQ(twin->assembly.find(".minnctapersm"), std::string::npos);
+  EXPECT_EQ(count(twin->assembly, "mma.sync.aligned"), count(bounded.assembly, "mma.sync.aligned"));
+  EXPECT_EQ(count(twin->assembly, ".local"), 0u);
+  EXPECT_TRUE(twin->reports_spills) << twin->log;
+  const auto registers = [](const CompiledCode& c) {
+    std::smatch used;
+    return std::regex_search(c.log, used, std::regex("Used ([0-9]+) registers")) ? std::stoi(used[1]) : -1;
+  };
+  EXPECT_LE(registers(bounded), 65536 / (5 * 128)) << bounded.log;
+  EXPECT_GT(registers(*twin), registers(bounded)) << twin->log;
+  EXPECT_EQ(small_batch_twin(bounded, "sm_90", nvrtc()).code, twin->code) << "kept: it spills at most kMaxSpillBytes";
+  EXPECT_FALSE(nvrtc().assemble_unbounded(*twin, "sm_90")) << "no bound left to drop";
+
+  ::setenv("MLPCORE_NVJITLINK_LIBRARY", "/nonexistent/libnvJitLink.so", 1);
+  const Nvrtc without;
+  const std::optional<CompiledCode> alone = without.assemble_unbounded(bounded, "sm_90");
+  ::unsetenv("MLPCORE_NVJITLINK_LIBRARY");
+  EXPECT_FALSE(alone);
+}
+
 TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
   SKIP_WITHOUT_NVRTC();
   for (const auto& c : test::specialized_cases()) {
@@ -174,6 +214,8 @@ TEST(NvrtcCompile, SpecializedKernelsAreAtTheInstructionFloorWithFewSpills) {
           EXPECT_LE(std::stoi((*m)[2]), kMaxSpillBytes) << what << "\n" << out.log;
         }
         EXPECT_EQ(reports, 1u) << what << "\n" << out.log;
+        if (has_small_batch_twin(plan, k.slot, k.io) && nvrtc().assembles_alone() && out.assembly.find(".minnctapersm") != std::string::npos)
+          EXPECT_NE(small_batch_twin(out, "sm_90", nvrtc()).code, out.code) << what << ": its small-batch twin spilled more than kMaxSpillBytes";
         std::smatch used;
         ASSERT_TRUE(std::regex_search(out.log, used, std::regex("Used ([0-9]+) registers"))) << what << "\n" << out.log;
         EXPECT_LE(std::stoi(used[1]), 255) << what;
@@ -220,19 +262,25 @@ TEST(NvrtcCompile, CompileKernelsWritesAFileTheCudaBackendAccepts) {
   EXPECT_NE(said.find("specialized for 64-64x5-4 (float16 accumulation), compiled by NVRTC"), std::string::npos) << said;
   const KernelFile k = read_kernel_file(dir / "k.mlpck");
   EXPECT_EQ(k.target, "sm_90");
-  EXPECT_EQ(k.modules.size(), 2u) << "float32 and float16 I/O, sample-major";
+  EXPECT_EQ(k.modules.size(), 2u) << "float32 and float16 I/O, sample-major; no register bound (4 input tiles), so no small-batch twins";
   const FusedPlan plan = plan_fused(model, "cuda-f16acc", {ops::TileFamily::nvidia, true, true});
   EXPECT_NO_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(plan)), "sm_90", plan.describe()));
   const FusedPlan f32 = plan_fused(model, "cuda", {ops::TileFamily::nvidia, true, false});
   EXPECT_THROW(check_kernel_file_matches(k, "k", specialized_source_key(specialized_source(f32)), "sm_90", f32.describe()), Error);
 }
 
-// Each kernel is a program of its own, compiled on a thread of its own: a module per kernel, holding it only.
+// Each kernel is a program of its own, compiled on a thread of its own: a module per kernel, holding it only,
+// then a module per small-batch twin, holding the twin's kernel only.
 TEST(NvrtcCompile, EachKernelIsAModuleOfItsOwn) {
   SKIP_WITHOUT_NVRTC();
-  const FusedPlan plan = plan_fused(test::specialized_cases().front().model, "cuda", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const auto cases = test::specialized_cases();
+  ASSERT_EQ(cases[3].name, "16-64x3-16");  // bounded: small-batch twins
+  const FusedPlan plan = plan_fused(cases[3].model, "cuda", {ops::TileFamily::nvidia, true, false, {true, true}});
   const KernelFile k = compile_kernel_file(plan, "sm_90", nvrtc());
-  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
+  const std::vector<SpecializedKernel> twins = small_batch_twins(plan);
+  EXPECT_FALSE(twins.empty());
+  kernels.insert(kernels.end(), twins.begin(), twins.end());
   ASSERT_EQ(k.modules.size(), kernels.size());
   for (std::size_t m = 0; m < k.modules.size(); ++m) {
     const std::string code(reinterpret_cast<const char*>(k.modules[m].data()), k.modules[m].size());

@@ -28,7 +28,7 @@ class CudaNetwork final : public BackendNetwork {
   CudaNetwork(const FusedPlan& plan, const BackendPacking& packing, std::string name, const std::vector<const void*>& images, KernelLookup lookup,
               std::string description, const CudaDriver& driver, const CudaProbe& probe)
       : name_(std::move(name)), description_(std::move(description)), gpu_(driver, probe.device), modules_(load_modules(gpu_, images)),
-        kernels_(find_fused_kernels(gpu_, modules_, lookup, plan, [&](const std::string& kernel) {
+        kernels_(find_fused_kernels(gpu_, modules_, lookup, plan, static_cast<unsigned>(driver.multiprocessors(probe.device)), [&](const std::string& kernel) {
           throw Error(ErrorCode::device, "backend '" + name_ + "'", "", "module has no kernel " + kernel);
         })),
         net_(gpu_, packing), layouts_(plan.layouts) {}

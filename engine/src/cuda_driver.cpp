@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kSuccess = 0;
 constexpr int kErrorNotFound = 500;  // CUDA_ERROR_NOT_FOUND
-constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;  // CUdevice_attribute
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76, kMultiprocessorCount = 16;  // CUdevice_attribute
 
 unsigned long long address(const void* p) { return static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)); }
 
@@ -75,6 +75,12 @@ int CudaDriver::compute_capability(int index) const {
   check(device_get_attribute_(&major, kComputeCapabilityMajor, device), "cuDeviceGetAttribute", index);
   check(device_get_attribute_(&minor, kComputeCapabilityMinor, device), "cuDeviceGetAttribute", index);
   return major * 10 + minor;
+}
+
+int CudaDriver::multiprocessors(int index) const {
+  int count = 0;
+  check(device_get_attribute_(&count, kMultiprocessorCount, device_handle(index)), "cuDeviceGetAttribute", index);
+  return count;
 }
 
 CudaOnDevice::CudaOnDevice(const CudaDriver& driver, int device) : d_(driver), device_(device), handle_(driver.device_handle(device)) {

@@ -20,6 +20,7 @@ class CudaDriver {
   // Each throws Error(device) naming the driver call, its error and the device.
   std::string device_name(int index) const;
   int compute_capability(int index) const;  // major * 10 + minor
+  int multiprocessors(int index) const;
 
   std::string describe(int error, const char* call) const;
 

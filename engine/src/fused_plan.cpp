@@ -11,6 +11,7 @@
 #include "ops/activation_math.h"
 #include "ops/fused_shapes.h"
 #include "ops/mlp_network.h"
+#include "ops/mlp_network.h"
 
 namespace mlpcore::detail {
 namespace {
@@ -132,6 +133,7 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.large_batch_kernels = p.large_batch_policy != p.feature_major_policy;
   p.large_batch_float32_io = p.large_batch_kernels && ops::large_batch_float32_io(p.family, p.feature_major_policy, p.large_batch_policy,
                                                                                    static_cast<unsigned>(p.output_dim));
+  p.small_batch_twins = p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia;
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -148,7 +150,12 @@ bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io) {
   return serves(plan.layouts, slot_layout(slot));
 }
 
-CallRouting call_routing(const FusedPlan& plan) {
+bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io) {
+  return plan.small_batch_twins && slot != KernelSlot::feature_major_large_batch && has_kernel(plan, slot, io) && plan.policy_of(slot).min_blocks > 0 &&
+         unrolled_tiles(plan) <= (plan.f16_accumulation ? kMaxSmallBatchTilesF16Acc : kMaxSmallBatchTiles);
+}
+
+CallRouting call_routing(const FusedPlan& plan, unsigned multiprocessors) {
   CallRouting r;
   for (const Io io : {Io::f32, Io::f16})
     r.large_batch_from[static_cast<std::size_t>(io)] =
@@ -157,6 +164,11 @@ CallRouting call_routing(const FusedPlan& plan) {
   const int input_tiles = plan.widths.front();
   r.large_batch_takes_aligned_input_only = ops::stages_feature_major_input(plan.family, plan.large_batch_policy, input_tiles) &&
                                            !ops::stages_feature_major_input(plan.family, plan.feature_major_policy, input_tiles);
+  for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major})
+    for (const Io io : {Io::f32, Io::f16})
+      if (has_small_batch_twin(plan, slot, io))
+        r.small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(io)] =
+            std::size_t{multiprocessors} * kSmallBatchBlocksPerMultiprocessor * ops::kFusedWavesPerBlock * 16 * plan.policy_of(slot).sample_tiles;
   return r;
 }
 
@@ -165,6 +177,11 @@ KernelSlot CallRouting::slot(const IoBuffers& call) const {
   if (call.batch < large_batch_from[static_cast<std::size_t>(call.io)]) return KernelSlot::feature_major;
   const bool copied = ops::copies_input_in_chunks(reinterpret_cast<std::uintptr_t>(call.input), call.batch * io_bytes(call.io));
   return copied || !large_batch_takes_aligned_input_only ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major;
+}
+
+bool CallRouting::takes_small_batch_twin(const IoBuffers& call, KernelSlot slot) const {
+  return slot != KernelSlot::feature_major_large_batch &&
+         call.batch <= small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(call.io)];
 }
 
 const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
@@ -226,7 +243,10 @@ std::string FusedPlan::describe() const {
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
-      return "specialized for " + shape + acc + io + large;
+      bool twins = false;
+      for (const KernelSlot slot : kKernelSlots)
+        for (const Io i : {Io::f32, Io::f16}) twins = twins || has_small_batch_twin(*this, slot, i);
+      return "specialized for " + shape + acc + io + (twins ? ", twins without the register bound for small batches" : "") + large;
     }
   }
   return {};

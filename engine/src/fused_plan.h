@@ -78,6 +78,12 @@ struct FusedPlan {
   ops::FusedPolicy large_batch_policy;
   std::size_t large_batch = ops::kLargeBatch;
   bool large_batch_float32_io = false;
+  // Whether its kernels bounded to blocks per multiprocessor (FusedPolicy::min_blocks) have small-batch
+  // twins: the same code assembled without the bound (NVIDIA's specialized kernels, from their PTX;
+  // engine/src/specialize.cpp), for calls of at most kSmallBatchBlocksPerMultiprocessor blocks per
+  // multiprocessor. Such calls leave most of the registers the bound keeps free for blocks that never
+  // come; spent on each lane instead, they shorten the chain of layers.
+  bool small_batch_twins = false;
   // The I/O layouts its kernels serve: both for the built-in ones, the requested ones for a specialized one.
   NetworkOptions::Layouts layouts{true, true};
   std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
@@ -128,6 +134,23 @@ inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_m
 // Whether the plan has a kernel in `slot` for I/O type `io`.
 bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io);
 
+// Whether the plan's kernel in `slot` for `io` has a small-batch twin (FusedPlan::small_batch_twins): a
+// sample- or feature-major kernel with a register bound, of at most kMaxSmallBatchTiles matrix tiles
+// (unrolled_tiles; with float16 accumulators, which take half the registers, kMaxSmallBatchTilesF16Acc).
+bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io);
+
+// Beyond these, ptxas spilled more than a kernel may (kMaxSpillBytes) at 255 registers, and the twin was
+// dropped after its assembly had added a second to the build (NVRTC 13.0, feature-major: with float32
+// accumulators 3-64x4-1's 56 tiles fit and 3-64x5-1's 72 spilled 64 bytes; with float16 ones 9-64x6-3's 88
+// spilled 4 bytes and 2-64x8-3's 120 spilled 56).
+inline constexpr int kMaxSmallBatchTiles = 64, kMaxSmallBatchTilesF16Acc = 96;
+
+// Calls of at most this many blocks per multiprocessor take the small-batch twins. A twin's lanes take
+// at most 255 registers, so that 2 of its blocks (ops::kFusedWavesPerBlock waves of 32 lanes) fit a
+// multiprocessor's 64K: up to 2 every block of such a call runs at once. (H200, 132 multiprocessors,
+// against the bounded kernels: +10% to +105% at 2^13-2^15 samples of 128 a block, -17% to +18% at 2^16.)
+inline constexpr unsigned kSmallBatchBlocksPerMultiprocessor = 2;
+
 // Which of a plan's kernels a call takes, and the sample tiles per wave of each (what sizes a launch's
 // grid), decided once from the plan for the backends and the emulator.
 struct CallRouting {
@@ -140,10 +163,16 @@ struct CallRouting {
   // input of a kernel without a stage, which would otherwise stage every block with the lanes' own loads
   // (17-63% slower than the kernel at 2^20 + 17 samples, float16 I/O, one H100).
   bool large_batch_takes_aligned_input_only = false;
+  // By KernelSlot (sample_major, feature_major), then Io: the largest batch that takes the slot's
+  // small-batch twin; 0 where there is none.
+  std::array<std::array<std::size_t, 2>, 2> small_batch_up_to{};
   KernelSlot slot(const IoBuffers& call) const;
+  // Whether `call`, routed to `slot`, takes that kernel's small-batch twin.
+  bool takes_small_batch_twin(const IoBuffers& call, KernelSlot slot) const;
   int sample_tiles_in(KernelSlot slot) const { return sample_tiles[static_cast<std::size_t>(slot)]; }
 };
-CallRouting call_routing(const FusedPlan& plan);
+// `multiprocessors`: the device's, which size the small-batch twins' share of calls (0: none take them).
+CallRouting call_routing(const FusedPlan& plan, unsigned multiprocessors = 0);
 
 // The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers
 // that run in a loop (FusedPolicy::loop_layers).

@@ -10,6 +10,7 @@
 #include "engine/src/backend.h"
 #include "engine/src/device_buffer.h"
 #include "engine/src/fused_packing.h"
+#include "engine/src/specialized_source.h"
 
 namespace mlpcore::detail {
 
@@ -19,9 +20,10 @@ inline std::size_t fused_kernel_index(Io io, KernelSlot slot) { return 2 * stati
 using SlotViews = std::array<ops::NetworkView, kKernelSlots.size()>;
 
 // A plan's fused kernels, by slot and I/O type (null where the plan has none: such calls are refused
-// before they launch), and which one a call takes.
+// before they launch), their small-batch twins where the plan has them, and which one a call takes.
 struct FusedKernels {
   std::array<void*, 2 * kKernelSlots.size()> by_index{};
+  std::array<void*, 2 * kKernelSlots.size()> small_batch_by_index{};
   CallRouting routing;
 };
 
@@ -66,12 +68,22 @@ struct UploadedNetwork {
 // [-O3, -O1]: both hold every kernel, its body only the one of its assembly (ops/fused_kernel_entry.h).
 enum class KernelLookup { any_module, by_assembly };
 
-// The plan's fused kernel and its twins, from whichever of `modules` holds each as `lookup` says;
-// missing(name) throws for one the plan has (has_kernel) that none holds.
+// The plan's fused kernel and its twins, from whichever of `modules` holds each as `lookup` says, and the
+// small-batch twins from the modules after those of specialized_kernels(plan) (any_module: a kernel
+// file's order); missing(name) throws for one the plan has (has_kernel, has_small_batch_twin) that none
+// holds. `multiprocessors`: the device's (call_routing).
 template <class Runtime, class Missing>
 FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, KernelLookup lookup, const FusedPlan& plan,
-                                Missing missing) {
-  FusedKernels kernels{{}, call_routing(plan)};
+                                unsigned multiprocessors, Missing missing) {
+  FusedKernels kernels{{}, {}, call_routing(plan, multiprocessors)};
+  const std::vector<SpecializedKernel> twins = small_batch_twins(plan);
+  const std::size_t first_twin = specialized_kernels(plan).size();
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const std::size_t m = first_twin + t;
+    void* kernel = lookup == KernelLookup::any_module && m < modules.size() ? rt.function(modules[m].get(), twins[t].name.c_str()) : nullptr;
+    if (!kernel) missing(twins[t].name + " (small-batch twin)");
+    kernels.small_batch_by_index[fused_kernel_index(twins[t].io, twins[t].slot)] = kernel;
+  }
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
       const std::string twin = plan.kernel_name(io, slot);
@@ -95,13 +107,15 @@ template <class Runtime>
 void launch_fused(const Runtime& rt, const FusedKernels& kernels, const SlotViews& views, const IoBuffers& call, unsigned wave, void* stream,
                   void* range_flag) {
   const KernelSlot slot = kernels.routing.slot(call);
+  const std::size_t index = fused_kernel_index(call.io, slot);
+  void* kernel = kernels.routing.takes_small_batch_twin(call, slot) ? kernels.small_batch_by_index[index] : kernels.by_index[index];
   ops::NetworkView view = views[static_cast<std::size_t>(slot)];
   view.range_flag = static_cast<std::uint32_t*>(range_flag);
   auto n = static_cast<unsigned>(call.batch);
   const void* input = call.input;
   void* output = call.output;
   void* args[] = {&view, &input, &output, &n};
-  rt.launch(kernels.by_index[fused_kernel_index(call.io, slot)], fused_grid(call.batch, kernels.routing.sample_tiles_in(slot)),
+  rt.launch(kernel, fused_grid(call.batch, kernels.routing.sample_tiles_in(slot)),
             kFusedWavesPerBlock * wave, args, stream);
 }
 

@@ -29,7 +29,7 @@ class HipNetwork final : public BackendNetwork {
   HipNetwork(const FusedPlan& plan, const BackendPacking& packing, unsigned wave,
              const std::vector<const void*>& images, std::string description, const HipRuntime& rt, const HipProbe& probe)
       : gpu_(rt, probe.device), wave_(wave), modules_(load_modules(gpu_, images)),
-        kernels_(find_fused_kernels(gpu_, modules_, KernelLookup::any_module, plan, [&](const std::string& name) {
+        kernels_(find_fused_kernels(gpu_, modules_, KernelLookup::any_module, plan, 0, [&](const std::string& name) {
           throw Error(ErrorCode::device, "backend 'hip'", probe.processor, "code object has no kernel " + name);
         })),
         net_(gpu_, packing), description_(std::move(description)), layouts_(plan.layouts) {}

@@ -14,7 +14,7 @@ namespace mlpcore::detail {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'L', 'P', 'C', 'K', 'E', 'R', 'N'};
-constexpr std::uint32_t kVersion = 3;  // 3: up to 6 modules
+constexpr std::uint32_t kVersion = 4;  // 3: up to 6 modules; 4: up to 10 (the small-batch twins)
 constexpr std::uint32_t kMaxText = 4096;
 
 template <class T>
@@ -63,7 +63,8 @@ class Reader {
 
 }  // namespace
 
-static_assert(kMaxKernelModules == 2 * kKernelSlots.size(), "a file holds float32 and float16 I/O kernels of every slot");
+static_assert(kMaxKernelModules == 2 * kKernelSlots.size() + 4,
+              "a file holds float32 and float16 I/O kernels of every slot, and the small-batch twins of the two layouts' kernels");
 
 std::vector<std::byte> encode_kernel_file(const KernelFile& k) {
   if (k.modules.empty() || k.modules.size() > kMaxKernelModules)

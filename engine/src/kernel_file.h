@@ -18,14 +18,15 @@ struct KernelFile {
   std::string source_key;  // specialized_source_key() of the source it was compiled from
   std::string compiler;    // "NVRTC 13.0"
   std::string network;     // what it was compiled for, for messages: "64-64x5-4 (nvidia, float32 accumulation)"
-  std::vector<std::vector<std::byte>> modules;  // code objects, one per kernel (compiled each on its own)
+  std::vector<std::vector<std::byte>> modules;  // code objects, one per kernel (compiled each on its own), then per small-batch twin
 };
 
 // The most a kernel file may hold: real ones are well under 1 MiB.
 inline constexpr std::size_t kMaxKernelFileBytes = 64u << 20;
 // A plan has at most six kernels: float32 and float16 I/O in each of its KernelSlots (engine/src/fused_plan.h:
-// two layouts and the feature-major twins for large batches).
-inline constexpr std::uint32_t kMaxKernelModules = 6;
+// two layouts and the feature-major twins for large batches); and four small-batch twins, of the two
+// layouts' kernels (has_small_batch_twin).
+inline constexpr std::uint32_t kMaxKernelModules = 10;
 
 // Throws std::logic_error for a file of no modules or more than kMaxKernelModules (it could not be read back).
 std::vector<std::byte> encode_kernel_file(const KernelFile& k);

@@ -81,6 +81,25 @@ CompiledCode Nvrtc::assemble_again(const std::string& source, const CompiledCode
   }
 }
 
+std::optional<CompiledCode> Nvrtc::assemble_unbounded(const CompiledCode& compiled, const std::string& target) const {
+  // The bound is one line of the kernel's header in PTX: "\t.minnctapersm 5" after its .maxntid.
+  const std::string directive = ".minnctapersm";
+  const std::size_t at = compiled.assembly.find(directive);
+  if (at == std::string::npos || !assembles_alone()) return std::nullopt;
+  std::string ptx = compiled.assembly;
+  const std::size_t line = ptx.rfind('\n', at) + 1, end = ptx.find('\n', at);
+  ptx.erase(line, end == std::string::npos ? std::string::npos : end + 1 - line);
+  if (ptx.find(directive) != std::string::npos) return std::nullopt;  // one kernel a program: one bound
+  try {
+    CompiledCode out = jit_link_->assemble(ptx, target, Assembly::full);
+    out.assembly = std::move(ptx);
+    read_ptxas_report(out);
+    return out;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 const Nvrtc& nvrtc() {
   // Never unloaded: NVRTC keeps allocations (its C++ runtime's exception pool) that dlclose at exit
   // would orphan, and a process that compiled once may compile again until it ends.

@@ -22,8 +22,11 @@ class Nvrtc final : public RuntimeCompiler {
   // of the registers and spills compile_code would give, in a cubin nvJitLink links. Else, or where
   // nvJitLink fails, compiled again.
   CompiledCode assemble_again(const std::string& source, const CompiledCode& compiled, const std::string& target, Assembly assembly) const override;
-  // Whether nvJitLink of NVRTC's version loads: on first need, since most networks never assemble again
-  // and loading it takes tens of milliseconds.
+  // With nvJitLink of NVRTC's version, ptxas alone on `compiled`'s PTX without its .minnctapersm, at -O3;
+  // none without nvJitLink, where it fails, or for PTX without the directive.
+  std::optional<CompiledCode> assemble_unbounded(const CompiledCode& compiled, const std::string& target) const override;
+  // Whether nvJitLink of NVRTC's version loads: on first need, since loading it takes tens of
+  // milliseconds and a kernel cache hit needs none.
   bool assembles_alone() const;
 
  private:

@@ -44,6 +44,13 @@ class KernelCompiler {
   virtual CompiledCode assemble_again(const std::string& source, const CompiledCode&, const std::string& target, Assembly assembly) const {
     return compile_code(source, target, assembly);
   }
+  // What compile_code gave under a register bound (a kernel's minimum of blocks per multiprocessor),
+  // assembled again at full for `target` without the bound, where the assembler alone can (NVRTC with
+  // nvJitLink: its PTX's .minnctapersm dropped); none elsewhere, or for code without such a bound.
+  virtual std::optional<CompiledCode> assemble_unbounded(const CompiledCode&, const std::string& target) const {
+    (void)target;
+    return std::nullopt;
+  }
 };
 
 // The names that tell one NVRTC-shaped library from another.

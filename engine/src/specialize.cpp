@@ -37,17 +37,23 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
   std::call_once(once, say);
 }
 
-// The kernel file of the plan's kernels (compile_kernel_file), its source built already.
+bool fits(const CompiledCode& code) { return code.reports_spills && code.spill_bytes <= kMaxSpillBytes; }
+
+// The kernel file of the plan's kernels (compile_kernel_file), its source built already: each kernel's
+// module, then its small-batch twin's (small_batch_twins).
 KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, const std::string& target, const KernelCompiler& compiler) {
-  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan);
-  std::vector<std::vector<std::byte>> modules(kernels.size());
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan), twins = small_batch_twins(plan);
+  std::vector<std::vector<std::byte>> modules(kernels.size() + twins.size());
   std::vector<std::exception_ptr> failed(kernels.size());
   {
     std::vector<std::jthread> threads;
     for (std::size_t i = 0; i < kernels.size(); ++i)
       threads.emplace_back([&, i] {
         try {
-          modules[i] = compile_kernel(plan, source, kernels[i], target, compiler).code;
+          CompiledCode c = compile_kernel(plan, source, kernels[i], target, compiler);
+          for (std::size_t t = 0; t < twins.size(); ++t)
+            if (twins[t].name == kernels[i].name) modules[kernels.size() + t] = small_batch_twin(c, target, compiler).code;
+          modules[i] = std::move(c.code);
         } catch (...) {
           failed[i] = std::current_exception();
         }
@@ -67,12 +73,16 @@ std::vector<const void*> module_images(const SpecializedCode& code, std::vector<
   return images;
 }
 
+CompiledCode small_batch_twin(const CompiledCode& kernel, const std::string& target, const KernelCompiler& compiler) {
+  std::optional<CompiledCode> twin = compiler.assemble_unbounded(kernel, target);
+  return twin && fits(*twin) ? std::move(*twin) : kernel;
+}
+
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler) {
   const Assembly assembly = ops::assembled_light(plan.policy_of(kernel.slot), kernel.io == Io::f16) ? Assembly::light : Assembly::full;
   const std::string own = kernel_source(source, kernel);
   CompiledCode c = compiler.compile_code(own, target, assembly);
-  const auto fits = [](const CompiledCode& code) { return code.reports_spills && code.spill_bytes <= kMaxSpillBytes; };
   const bool bounded = plan.policy_of(kernel.slot).min_blocks > 0;
   if (bounded && c.reports_spills && !fits(c) && assembly == Assembly::full && !c.local_arrays) {
     CompiledCode light = compiler.assemble_again(own, c, target, Assembly::light);

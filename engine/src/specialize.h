@@ -16,7 +16,7 @@
 namespace mlpcore::detail {
 
 struct SpecializedCode {
-  std::vector<std::vector<std::byte>> modules;  // one per kernel; none: the built-in kernels run
+  std::vector<std::vector<std::byte>> modules;  // one per kernel, then per twin (compile_kernel_file); none: the built-in kernels run
   std::string description;                      // Network::kernel(): which kernel, where it came from and how long that took
 };
 
@@ -49,8 +49,14 @@ constexpr int kMaxSpillBytes = 48;
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler);
 
+// The small-batch twin of a kernel compile_kernel gave (FusedPlan::small_batch_twins): its code assembled
+// again without its register bound (KernelCompiler::assemble_unbounded), kept where ptxas says it
+// spills at most kMaxSpillBytes; else the kernel's own code (one compiled unbounded already, a
+// compiler that cannot assemble alone), so that a plan's kernel files hold the same modules everywhere.
+CompiledCode small_batch_twin(const CompiledCode& kernel, const std::string& target, const KernelCompiler& compiler);
+
 // `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now, each kernel on a
-// thread of its own (compile_kernel).
+// thread of its own (compile_kernel), then its small-batch twin (small_batch_twins) there.
 KernelFile compile_kernel_file(const FusedPlan& plan, const std::string& target, const KernelCompiler& compiler);
 
 struct KernelChoice {

@@ -73,6 +73,7 @@ std::string specialized_source(const FusedPlan& plan) {
   // source names them: its key (specialized_source_key) then tells a kernel file of other kernels apart.
   std::string kernels;
   for (const SpecializedKernel& k : specialized_kernels(plan)) kernels += " " + k.name;
+  for (const SpecializedKernel& k : small_batch_twins(plan)) kernels += " " + k.name + "(small batch)";
   return "// mlpcore: kernels specialized for " + plan.shape + " (" + family_name(plan.family) + ", " +
          (plan.f16_accumulation ? "float16" : "float32") + " accumulation)\n" +
          "// kernels:" + kernels + "\n"
@@ -86,6 +87,12 @@ std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan) {
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16})
       if (has_kernel(plan, slot, io)) out.push_back({io, slot, plan.kernel_name(io, slot)});
+  return out;
+}
+
+std::vector<SpecializedKernel> small_batch_twins(const FusedPlan& plan) {
+  std::vector<SpecializedKernel> out = specialized_kernels(plan);
+  std::erase_if(out, [&](const SpecializedKernel& k) { return !has_small_batch_twin(plan, k.slot, k.io); });
   return out;
 }
 

@@ -25,6 +25,11 @@ struct SpecializedKernel {
 // large batches where it has them.
 std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan);
 
+// The kernels of specialized_kernels(plan) that have small-batch twins (has_small_batch_twin), in that
+// order. A twin is its kernel's code assembled again, with the kernel's name: a kernel file holds the
+// twins' modules after the kernels'.
+std::vector<SpecializedKernel> small_batch_twins(const FusedPlan& plan);
+
 // `source` (specialized_source) building kernel k only. A run-time compiler optimizes a program's kernels
 // one after another, about a second each, so each kernel is a program of its own and they compile at once.
 std::string kernel_source(const std::string& source, const SpecializedKernel& k);

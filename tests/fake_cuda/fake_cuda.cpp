@@ -52,7 +52,7 @@ int cuDeviceGet(int* device, int ordinal) {
 }
 
 int cuDeviceGetAttribute(int* value, int attribute, int) {
-  *value = attribute == 75 ? 9 : 0;  // compute capability 9.0
+  *value = attribute == 75 ? 9 : attribute == 16 ? 132 : 0;  // compute capability 9.0, 132 multiprocessors
   return 0;
 }
 
