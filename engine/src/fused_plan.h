@@ -147,8 +147,9 @@ inline constexpr int kMaxSmallBatchTiles = 64, kMaxSmallBatchTilesF16Acc = 96;
 
 // Calls of at most this many blocks per multiprocessor take the small-batch twins. A twin's lanes take
 // at most 255 registers, so that 2 of its blocks (ops::kFusedWavesPerBlock waves of 32 lanes) fit a
-// multiprocessor's 64K: up to 2 every block of such a call runs at once. (H200, 132 multiprocessors,
-// against the bounded kernels: +10% to +105% at 2^13-2^15 samples of 128 a block, -17% to +18% at 2^16.)
+// multiprocessor's 64K: every block of such a call runs at once. (An H200, 132 multiprocessors, blocks of
+// 128 samples: the twins ran 2^13-2^15 samples 3-111% faster than the bounded kernels; at 2^16, 4 blocks
+// per multiprocessor, the unbounded assembly ran -17% to +18%: docs/benchmarks.md, "Stop 56", "Stop 57".)
 inline constexpr unsigned kSmallBatchBlocksPerMultiprocessor = 2;
 
 // Which of a plan's kernels a call takes, and the sample tiles per wave of each (what sizes a launch's
