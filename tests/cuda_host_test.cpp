@@ -9,17 +9,20 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "engine/src/cuda_backend.h"
 #include "engine/src/cuda_driver.h"
 #include "engine/src/device_buffer.h"
 #include "engine/src/fused_plan.h"
 #include "engine/src/gpu_launch.h"
+#include "engine/src/specialized_source.h"
 #include "mlpcore/error.h"
 #include "mlpcore/mlpcore_c.h"
 #include "ops/fused_policy.h"
@@ -230,8 +233,11 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
 #endif
 }
 
-// A stand-in runtime whose modules are the kernel names they hold: a kernel is its entry there.
+// A stand-in runtime whose modules are the kernel names they hold: a kernel is its entry there. It
+// records the kernels it launches and their grids.
 struct NamedModules {
+  mutable std::vector<std::pair<void*, unsigned>> launches;
+  void launch(void* function, unsigned grid, unsigned, void**, void*) const { launches.emplace_back(function, grid); }
   void unload_module(void*) const {}
   void* function(void* module, const char* name) const {
     auto& kernels = *static_cast<std::map<std::string, int>*>(module);
@@ -239,6 +245,46 @@ struct NamedModules {
     return k == kernels.end() ? nullptr : &k->second;
   }
 };
+
+// A specialized plan's small-batch twins keep their kernels' names and come from the modules after the
+// kernels' (a kernel file's order: specialized_kernels, then small_batch_twins); a call of at most 2 blocks
+// per multiprocessor launches the twin, a larger one the kernel; modules without the twins are refused.
+TEST(FusedKernels, SmallBatchTwinsComeFromTheModulesAfterTheKernels) {
+  std::mt19937 rng(5);
+  const Activation relu = Activation::make(ActivationKind::relu), none = Activation::make(ActivationKind::none);
+  const FusedPlan plan =
+      plan_fused(test::random_model(rng, {3, 64, 64, 64, 1}, {relu, relu, relu, none}), "cuda", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan), twins = small_batch_twins(plan);
+  ASSERT_EQ(twins.size(), 4u);
+  const NamedModules rt;
+  std::vector<std::map<std::string, int>> names;
+  for (const SpecializedKernel& k : kernels) names.push_back({{k.name, 0}});
+  for (const SpecializedKernel& t : twins) names.push_back({{t.name, 0}});
+  std::vector<DeviceModule<NamedModules>> modules;
+  for (auto& m : names) modules.emplace_back(&m, ModuleUnload<NamedModules>{&rt});
+  std::vector<std::string> missing;
+  const auto record = [&](const std::string& kernel) { missing.push_back(kernel); };
+  const FusedKernels found = find_fused_kernels(rt, modules, KernelLookup::any_module, plan, 132, record);
+  EXPECT_TRUE(missing.empty());
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const std::size_t index = fused_kernel_index(twins[t].io, twins[t].slot);
+    const auto k = std::find_if(kernels.begin(), kernels.end(), [&](const SpecializedKernel& s) { return s.name == twins[t].name; });
+    ASSERT_NE(k, kernels.end());
+    EXPECT_EQ(found.by_index[index], &names[static_cast<std::size_t>(k - kernels.begin())].at(twins[t].name)) << twins[t].name;
+    EXPECT_EQ(found.small_batch_by_index[index], &names[kernels.size() + t].at(twins[t].name)) << twins[t].name;
+    const std::size_t up_to = 2 * 132 * 4 * 16 * static_cast<std::size_t>(plan.policy_of(twins[t].slot).sample_tiles);
+    const SlotViews views{};
+    for (const std::size_t batch : {std::size_t{1}, up_to, up_to + 1}) {
+      rt.launches.clear();
+      launch_fused(rt, found, views, IoBuffers{nullptr, nullptr, batch, twins[t].io, slot_layout(twins[t].slot)}, 32, nullptr, nullptr);
+      ASSERT_EQ(rt.launches.size(), 1u);
+      EXPECT_EQ(rt.launches[0].first, batch <= up_to ? found.small_batch_by_index[index] : found.by_index[index]) << twins[t].name << ", " << batch;
+    }
+  }
+  modules.erase(modules.begin() + static_cast<std::ptrdiff_t>(kernels.size()), modules.end());  // a file of the kernels alone
+  (void)find_fused_kernels(rt, modules, KernelLookup::any_module, plan, 132, record);
+  EXPECT_EQ(missing.size(), twins.size());
+}
 
 // The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
 // for their I/O type (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's and

@@ -532,6 +532,7 @@ TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
         EXPECT_FALSE(uncounted.takes_small_batch_twin(call(layout, batch, io), slot)) << batch;
       }
       EXPECT_FALSE(routing.takes_small_batch_twin(call(layout, up_to + 1, io), slot));
+      EXPECT_FALSE(uncounted.takes_small_batch_twin(call(layout, 0, io), slot)) << "no twin, even for no samples";
     }
   EXPECT_NE(plan.describe().find(" (both I/O layouts), twins without the register bound for small batches"), std::string::npos) << plan.describe();
   const std::vector<SpecializedKernel> twins = small_batch_twins(plan), kernels = specialized_kernels(plan);

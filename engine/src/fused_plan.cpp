@@ -11,7 +11,6 @@
 #include "ops/activation_math.h"
 #include "ops/fused_shapes.h"
 #include "ops/mlp_network.h"
-#include "ops/mlp_network.h"
 
 namespace mlpcore::detail {
 namespace {
@@ -180,8 +179,9 @@ KernelSlot CallRouting::slot(const IoBuffers& call) const {
 }
 
 bool CallRouting::takes_small_batch_twin(const IoBuffers& call, KernelSlot slot) const {
-  return slot != KernelSlot::feature_major_large_batch &&
-         call.batch <= small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(call.io)];
+  if (slot == KernelSlot::feature_major_large_batch) return false;
+  const std::size_t up_to = small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(call.io)];
+  return up_to > 0 && call.batch <= up_to;  // 0: no twin, whatever the batch
 }
 
 const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
@@ -243,9 +243,8 @@ std::string FusedPlan::describe() const {
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
-      bool twins = false;
-      for (const KernelSlot slot : kKernelSlots)
-        for (const Io i : {Io::f32, Io::f16}) twins = twins || has_small_batch_twin(*this, slot, i);
+      // (both I/O types' kernels of a layout have twins or neither)
+      const bool twins = has_small_batch_twin(*this, KernelSlot::sample_major, Io::f32) || has_small_batch_twin(*this, KernelSlot::feature_major, Io::f32);
       return "specialized for " + shape + acc + io + (twins ? ", twins without the register bound for small batches" : "") + large;
     }
   }

@@ -63,7 +63,7 @@ class Reader {
 
 }  // namespace
 
-static_assert(kMaxKernelModules == 2 * kKernelSlots.size() + 4,
+static_assert(kMaxKernelModules == 2 * (kKernelSlots.size() + 2),
               "a file holds float32 and float16 I/O kernels of every slot, and the small-batch twins of the two layouts' kernels");
 
 std::vector<std::byte> encode_kernel_file(const KernelFile& k) {
