@@ -532,6 +532,7 @@ TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
         EXPECT_FALSE(uncounted.takes_small_batch_twin(call(layout, batch, io), slot)) << batch;
       }
       EXPECT_FALSE(routing.takes_small_batch_twin(call(layout, up_to + 1, io), slot));
+      EXPECT_TRUE(routing.takes_small_batch_twin(call(layout, 0, io), slot)) << "no samples: one block";
       EXPECT_FALSE(uncounted.takes_small_batch_twin(call(layout, 0, io), slot)) << "no twin, even for no samples";
     }
   EXPECT_NE(plan.describe().find(" (both I/O layouts), twins without the register bound for small batches"), std::string::npos) << plan.describe();
@@ -687,7 +688,8 @@ TEST(SpecializedSource, EachKernelOfThePlanIsAProgramOfItsOwn) {
 
 // A compiler that records the sources it is given and how it is to assemble them, and returns each source as
 // its code, with what `says` reports of it so assembled (CompiledCode's local_arrays, spill_bytes and
-// reports_spills). It assembles again by compiling again (KernelCompiler's assemble_again).
+// reports_spills). It assembles again by compiling again (KernelCompiler's assemble_again). Its
+// code_version is its version unless told what it lacks (lacks()).
 class RecordingCompiler final : public KernelCompiler {
  public:
   using Says = std::function<void(const std::string& source, Assembly assembly, CompiledCode& reported)>;
@@ -695,6 +697,8 @@ class RecordingCompiler final : public KernelCompiler {
   using SaysUnbounded = std::function<std::optional<CompiledCode>(const CompiledCode& code)>;
   explicit RecordingCompiler(Says says, SaysUnbounded unbounded = {}) : says_(std::move(says)), unbounded_(std::move(unbounded)) {}
   std::string version() const override { return "recording"; }
+  std::string code_version() const override { return lacks_.empty() ? version() : version() + " without " + lacks_; }
+  void lacks(std::string what) { lacks_ = std::move(what); }
   CompiledCode compile_code(const std::string& source, const std::string&, Assembly assembly) const override {
     const std::lock_guard lock(mutex_);
     sources_.push_back(source);
@@ -729,6 +733,7 @@ class RecordingCompiler final : public KernelCompiler {
   mutable std::mutex mutex_;
   mutable std::vector<std::string> sources_;
   mutable std::size_t light_ = 0, unbounded_assemblies_ = 0;
+  std::string lacks_;
 };
 
 std::string text(const std::vector<std::byte>& code) { return {reinterpret_cast<const char*>(code.data()), code.size()}; }
@@ -978,12 +983,19 @@ TEST(SpecializedSource, SmallBatchTwinsAreTheirKernelsAssembledWithoutTheBound) 
     const auto [twin, kernel] = twin_and_kernel(k, t);
     EXPECT_EQ(twin, "unbounded: " + kernel) << twins[t].name;
   }
+  EXPECT_EQ(small_batch_twin_note(plan, k.modules), "");
   const RecordingCompiler spills = unbounded_spilling(kMaxSpillBytes + 4);
   const KernelFile spilled = compile_kernel_file(plan, "sm_90", spills);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto [twin, kernel] = twin_and_kernel(spilled, t);
     EXPECT_EQ(twin, kernel) << twins[t].name << ": the kernel's own code";
   }
+  EXPECT_EQ(small_batch_twin_note(plan, spilled.modules), ", 4 of 4 small-batch twins fell back to their kernel's code");
+  KernelFile one_own = spilled;  // one twin of code of its own
+  one_own.modules[kernels.size()] = k.modules[kernels.size()];
+  EXPECT_EQ(small_batch_twin_note(plan, one_own.modules), ", 3 of 4 small-batch twins fell back to their kernel's code");
+  one_own.modules.pop_back();
+  EXPECT_EQ(small_batch_twin_note(plan, one_own.modules), "") << "not this plan's modules";
   const RecordingCompiler cannot = declines_to_unroll();  // assembles nothing alone
   const KernelFile same = compile_kernel_file(plan, "sm_90", cannot);
   ASSERT_EQ(same.modules.size(), kernels.size() + twins.size());
@@ -995,6 +1007,54 @@ TEST(SpecializedSource, SmallBatchTwinsAreTheirKernelsAssembledWithoutTheBound) 
   const RecordingCompiler hiprtc = unbounded_spilling(0);
   EXPECT_EQ(compile_kernel_file(amd, "gfx1100", hiprtc).modules.size(), specialized_kernels(amd).size());
   EXPECT_EQ(hiprtc.unbounded_assemblies(), 0u);
+}
+
+// The kernel cache keeps code a compiler made with less than it can use (NVRTC without nvJitLink: twins
+// of their kernel's code) apart: a compiler that has more compiles again, and its entry serves both.
+TEST(KernelCache, CodeCompiledWithLessIsCompiledAgainByACompilerWithMore) {
+  const FusedPlan plan = plan_fused(relu_model({16, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true, false, {true, true}});
+  const test::TempDir dir;
+  NetworkOptions options;
+  options.kernel_cache = (dir / "cache").string();
+  const auto quiet = [](const std::string&, Assembly, CompiledCode& c) { c.reports_spills = true; };
+  const auto own_code = [](const CompiledCode& code) {
+    CompiledCode c = code;
+    c.code.push_back(std::byte{1});  // differs from its kernel's
+    return std::optional<CompiledCode>(c);
+  };
+  RecordingCompiler lesser(quiet), full(quiet, own_code);
+  lesser.lacks("nvJitLink");
+  const std::size_t kernels = specialized_kernels(plan).size();
+
+  const SpecializedCode first = specialized_code(plan, "sm_90", options, lesser);
+  EXPECT_EQ(lesser.compiles(), kernels);
+  EXPECT_NE(first.description.find("compiled by recording without nvJitLink"), std::string::npos) << first.description;
+  EXPECT_NE(first.description.find("4 of 4 small-batch twins fell back to their kernel's code"), std::string::npos) << first.description;
+  const SpecializedCode hit = specialized_code(plan, "sm_90", options, lesser);
+  EXPECT_EQ(lesser.compiles(), kernels) << "its own entry serves it";
+  EXPECT_NE(hit.description.find("from the kernel cache"), std::string::npos) << hit.description;
+  EXPECT_NE(hit.description.find("4 of 4 small-batch twins fell back"), std::string::npos) << hit.description;
+  EXPECT_EQ(hit.modules, first.modules);
+
+  const SpecializedCode better = specialized_code(plan, "sm_90", options, full);
+  EXPECT_EQ(full.compiles(), kernels) << "an entry made with less is not this compiler's";
+  EXPECT_EQ(better.description.find("small-batch twins"), std::string::npos) << better.description;
+  EXPECT_NE(better.modules, first.modules);
+  const SpecializedCode shared = specialized_code(plan, "sm_90", options, lesser);
+  EXPECT_EQ(lesser.compiles(), kernels) << "an entry made with more serves a compiler with less";
+  EXPECT_EQ(shared.modules, better.modules);
+
+  // A kernel file says the same of its twins.
+  const std::filesystem::path file = dir / "lesser.mlpck";
+  {
+    const std::vector<std::byte> bytes = encode_kernel_file(compile_kernel_file(plan, "sm_90", lesser));
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  options.kernels_file = file.string();
+  const SpecializedCode loaded = specialized_code(plan, "sm_90", options, full);
+  EXPECT_NE(loaded.description.find("loaded from " + file.string()), std::string::npos) << loaded.description;
+  EXPECT_NE(loaded.description.find("4 of 4 small-batch twins fell back"), std::string::npos) << loaded.description;
+  EXPECT_EQ(loaded.modules, first.modules);
 }
 
 // A kernel file holds every kernel of a plan: both layouts, both large-batch twins and four small-batch

@@ -97,7 +97,7 @@ std::string compile_kernels(const Model& model, std::string_view backend, std::s
   std::size_t bytes = 0;
   for (const auto& code : k.modules) bytes += code.size();
   return plan.describe() + ", compiled by " + k.compiler + " for " + k.target + " in " + took + " (" + std::to_string(k.modules.size()) +
-         " kernels, " + std::to_string(bytes) + " bytes)";
+         " kernels, " + std::to_string(bytes) + " bytes)" + detail::small_batch_twin_note(plan, k.modules);
 }
 
 }  // namespace mlpcore

@@ -40,9 +40,7 @@ Error no_device_view(const std::string& backend) {
 }
 
 unsigned fused_grid(std::size_t batch, int sample_tiles, unsigned max_blocks) {
-  const std::size_t samples_per_wave = 16 * static_cast<std::size_t>(sample_tiles);
-  const std::size_t waves = (batch + samples_per_wave - 1) / samples_per_wave;
-  return static_cast<unsigned>(std::clamp<std::size_t>((waves + kFusedWavesPerBlock - 1) / kFusedWavesPerBlock, 1, max_blocks));
+  return static_cast<unsigned>(std::min<std::size_t>(fused_blocks(batch, sample_tiles), max_blocks));
 }
 
 void check_fused_batch(const IoBuffers& call) {

@@ -157,7 +157,7 @@ Error no_device_view(const std::string& backend);
 ops::NetworkView network_view_of(const void* weights, const void* biases, const void* layers, const PackedNetwork& p);
 
 // Launch geometry of the fused kernels: blocks of ops::kFusedWavesPerBlock waves, one wave per block of
-// `sample_tiles` tiles of 16 samples (CallRouting) up to max_blocks, enough to fill any GPU; the kernels
+// `sample_tiles` tiles of 16 samples (CallRouting; fused_blocks) up to max_blocks, enough to fill any GPU; the kernels
 // stride over the rest of the batch. (Counting waves of one tile left half the blocks of two-tile kernels
 // without work up to 2^18 samples.)
 using ops::kFusedWavesPerBlock;

@@ -132,7 +132,6 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.large_batch_kernels = p.large_batch_policy != p.feature_major_policy;
   p.large_batch_float32_io = p.large_batch_kernels && ops::large_batch_float32_io(p.family, p.feature_major_policy, p.large_batch_policy,
                                                                                    static_cast<unsigned>(p.output_dim));
-  p.small_batch_twins = p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia;
   if (p.kind == KernelKind::specialized && p.family == ops::TileFamily::nvidia && unrolled_tiles(p) > kMaxUnrolledTiles) {
     PlanRequest built_in = request;
     built_in.specialize = false;
@@ -150,7 +149,8 @@ bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io) {
 }
 
 bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io) {
-  return plan.small_batch_twins && slot != KernelSlot::feature_major_large_batch && has_kernel(plan, slot, io) && plan.policy_of(slot).min_blocks > 0 &&
+  return plan.kind == KernelKind::specialized && plan.family == ops::TileFamily::nvidia && slot != KernelSlot::feature_major_large_batch &&
+         has_kernel(plan, slot, io) && plan.policy_of(slot).min_blocks > 0 &&
          unrolled_tiles(plan) <= (plan.f16_accumulation ? kMaxSmallBatchTilesF16Acc : kMaxSmallBatchTiles);
 }
 
@@ -165,9 +165,8 @@ CallRouting call_routing(const FusedPlan& plan, unsigned multiprocessors) {
                                            !ops::stages_feature_major_input(plan.family, plan.feature_major_policy, input_tiles);
   for (const KernelSlot slot : {KernelSlot::sample_major, KernelSlot::feature_major})
     for (const Io io : {Io::f32, Io::f16})
-      if (has_small_batch_twin(plan, slot, io))
-        r.small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(io)] =
-            std::size_t{multiprocessors} * kSmallBatchBlocksPerMultiprocessor * ops::kFusedWavesPerBlock * 16 * plan.policy_of(slot).sample_tiles;
+      r.small_batch_twin[static_cast<std::size_t>(slot)][static_cast<std::size_t>(io)] = has_small_batch_twin(plan, slot, io);
+  r.small_batch_blocks = std::size_t{multiprocessors} * kSmallBatchBlocksPerMultiprocessor;
   return r;
 }
 
@@ -180,8 +179,13 @@ KernelSlot CallRouting::slot(const IoBuffers& call) const {
 
 bool CallRouting::takes_small_batch_twin(const IoBuffers& call, KernelSlot slot) const {
   if (slot == KernelSlot::feature_major_large_batch) return false;
-  const std::size_t up_to = small_batch_up_to[static_cast<std::size_t>(slot)][static_cast<std::size_t>(call.io)];
-  return up_to > 0 && call.batch <= up_to;  // 0: no twin, whatever the batch
+  return small_batch_twin[static_cast<std::size_t>(slot)][static_cast<std::size_t>(call.io)] &&
+         fused_blocks(call.batch, sample_tiles_in(slot)) <= small_batch_blocks;
+}
+
+std::size_t fused_blocks(std::size_t batch, int sample_tiles) {
+  const std::size_t samples_per_block = std::size_t{ops::kFusedWavesPerBlock} * 16 * static_cast<std::size_t>(sample_tiles);
+  return std::max<std::size_t>(1, (batch + samples_per_block - 1) / samples_per_block);
 }
 
 const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {

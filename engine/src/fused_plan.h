@@ -78,12 +78,6 @@ struct FusedPlan {
   ops::FusedPolicy large_batch_policy;
   std::size_t large_batch = ops::kLargeBatch;
   bool large_batch_float32_io = false;
-  // Whether its kernels bounded to blocks per multiprocessor (FusedPolicy::min_blocks) have small-batch
-  // twins: the same code assembled without the bound (NVIDIA's specialized kernels, from their PTX;
-  // engine/src/specialize.cpp), for calls of at most kSmallBatchBlocksPerMultiprocessor blocks per
-  // multiprocessor. Such calls leave most of the registers the bound keeps free for blocks that never
-  // come; spent on each lane instead, they shorten the chain of layers.
-  bool small_batch_twins = false;
   // The I/O layouts its kernels serve: both for the built-in ones, the requested ones for a specialized one.
   NetworkOptions::Layouts layouts{true, true};
   std::string shape;                         // "64-64x5-4": input-width x hidden layers-output, or all widths
@@ -134,9 +128,13 @@ inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_m
 // Whether the plan has a kernel in `slot` for I/O type `io`.
 bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io);
 
-// Whether the plan's kernel in `slot` for `io` has a small-batch twin (FusedPlan::small_batch_twins): a
-// sample- or feature-major kernel with a register bound, of at most kMaxSmallBatchTiles matrix tiles
-// (unrolled_tiles; with float16 accumulators, which take half the registers, kMaxSmallBatchTilesF16Acc).
+// Whether the plan's kernel in `slot` for `io` has a small-batch twin: the same code assembled without its
+// register bound (NVIDIA's specialized kernels, from their PTX; engine/src/specialize.cpp), for calls of at
+// most kSmallBatchBlocksPerMultiprocessor blocks per multiprocessor. Such calls leave most of the registers
+// the bound keeps free for blocks that never come; spent on each lane instead, they shorten the chain of
+// layers. Twins are planned for sample- and feature-major kernels with a bound (FusedPolicy::min_blocks) of
+// at most kMaxSmallBatchTiles matrix tiles (unrolled_tiles; with float16 accumulators, which take half the
+// registers, kMaxSmallBatchTilesF16Acc).
 bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io);
 
 // Beyond these, ptxas spilled more than a kernel may (kMaxSpillBytes) at 255 registers, and the twin was
@@ -164,9 +162,11 @@ struct CallRouting {
   // input of a kernel without a stage, which would otherwise stage every block with the lanes' own loads
   // (17-63% slower than the kernel at 2^20 + 17 samples, float16 I/O, one H100).
   bool large_batch_takes_aligned_input_only = false;
-  // By KernelSlot (sample_major, feature_major), then Io: the largest batch that takes the slot's
-  // small-batch twin; 0 where there is none.
-  std::array<std::array<std::size_t, 2>, 2> small_batch_up_to{};
+  // By KernelSlot (sample_major, feature_major), then Io: whether the slot's kernel has a small-batch twin.
+  std::array<std::array<bool, 2>, 2> small_batch_twin{};
+  // The most blocks (fused_blocks) of a call that takes a small-batch twin: kSmallBatchBlocksPerMultiprocessor
+  // times the device's multiprocessors; 0 without a count (the emulator), where no call takes one.
+  std::size_t small_batch_blocks = 0;
   KernelSlot slot(const IoBuffers& call) const;
   // Whether `call`, routed to `slot`, takes that kernel's small-batch twin.
   bool takes_small_batch_twin(const IoBuffers& call, KernelSlot slot) const;
@@ -174,6 +174,10 @@ struct CallRouting {
 };
 // `multiprocessors`: the device's, which size the small-batch twins' share of calls (0: none take them).
 CallRouting call_routing(const FusedPlan& plan, unsigned multiprocessors = 0);
+
+// The blocks of ops::kFusedWavesPerBlock waves, each of `sample_tiles` tiles of 16 samples, that cover
+// `batch` samples (at least 1): a launch's grid, before fused_grid's limit.
+std::size_t fused_blocks(std::size_t batch, int sample_tiles);
 
 // The matrix tiles (out x in) in a fixed-shape kernel's code: every layer's, less those of hidden layers
 // that run in a loop (FusedPolicy::loop_layers).

@@ -27,7 +27,7 @@ std::filesystem::path directory_for(const std::string& setting) {
 KernelCache::KernelCache(const std::string& setting) : dir_(directory_for(setting)) {}
 
 std::filesystem::path KernelCache::entry(const std::string& source_key, const std::string& target, const std::string& compiler) const {
-  const std::string what = source_key + '\n' + target + '\n' + compiler;
+  const std::string what = source_key + '\n' + target + '\n' + compiler + '\n' + std::to_string(kKernelFileVersion);
   return dir_ / (specialized_source_key(what) + ".mlpck");
 }
 

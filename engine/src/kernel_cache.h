@@ -1,8 +1,9 @@
 #pragma once
 // The per-user disk cache of compiled specialized kernels. An entry is a kernel file
-// (engine/src/kernel_file.h) named by a hash of its source key, target and compiler, written to a
-// temporary file and renamed into place, so concurrent processes never see half an entry; an entry that
-// fails its checks is treated as missing, rebuilt and replaced.
+// (engine/src/kernel_file.h) named by a hash of its source key, target, compiler (its code_version) and
+// the kernel-file format version, written to a temporary file and renamed into place, so concurrent
+// processes never see half an entry; an entry that fails its checks is treated as missing, rebuilt and
+// replaced.
 #include <filesystem>
 #include <optional>
 #include <string>

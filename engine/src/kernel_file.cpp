@@ -14,7 +14,6 @@ namespace mlpcore::detail {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'L', 'P', 'C', 'K', 'E', 'R', 'N'};
-constexpr std::uint32_t kVersion = 4;  // 3: up to 6 modules; 4: up to 10 (the small-batch twins)
 constexpr std::uint32_t kMaxText = 4096;
 
 template <class T>
@@ -70,7 +69,7 @@ std::vector<std::byte> encode_kernel_file(const KernelFile& k) {
   if (k.modules.empty() || k.modules.size() > kMaxKernelModules)
     throw std::logic_error("a kernel file of " + std::to_string(k.modules.size()) + " modules; it holds 1 to " + std::to_string(kMaxKernelModules));
   std::vector<std::byte> out(reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + sizeof kMagic);
-  put(out, kVersion);
+  put(out, kKernelFileVersion);
   for (const std::string* s : {&k.target, &k.source_key, &k.compiler, &k.network}) {
     put(out, static_cast<std::uint32_t>(s->size()));
     const auto* b = reinterpret_cast<const std::byte*>(s->data());
@@ -89,8 +88,8 @@ KernelFile decode_kernel_file(std::span<const std::byte> bytes, const std::strin
   Reader r(bytes, path);
   const auto magic = r.get<std::array<char, 8>>("magic");
   if (std::memcmp(magic.data(), kMagic, sizeof kMagic) != 0) r.fail("magic", "not an mlpcore kernel file (written by `mlpcore compile`)");
-  if (const auto v = r.get<std::uint32_t>("version"); v != kVersion)
-    r.fail("version", "format version " + std::to_string(v) + "; this mlpcore reads version " + std::to_string(kVersion));
+  if (const auto v = r.get<std::uint32_t>("version"); v != kKernelFileVersion)
+    r.fail("version", "format version " + std::to_string(v) + "; this mlpcore reads version " + std::to_string(kKernelFileVersion));
   KernelFile k;
   k.target = r.text("target");
   k.source_key = r.text("source_key");

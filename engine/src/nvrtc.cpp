@@ -27,6 +27,8 @@ bool Nvrtc::assembles_alone() const {
   return jit_link_.has_value();
 }
 
+std::string Nvrtc::code_version() const { return version() + (assembles_alone() ? "" : " without nvJitLink"); }
+
 namespace {
 
 // What ptxas -v says of the code (per kernel: registers, stack frame, spills), read into `c`.

@@ -28,6 +28,8 @@ class Nvrtc final : public RuntimeCompiler {
   // Whether nvJitLink of NVRTC's version loads: on first need, since loading it takes tens of
   // milliseconds and a kernel cache hit needs none.
   bool assembles_alone() const;
+  // version(), " without nvJitLink" after it where assembles_alone() is false.
+  std::string code_version() const override;
 
  private:
   mutable std::once_flag jit_link_once_;

@@ -34,7 +34,11 @@ enum class Assembly { full, light };
 class KernelCompiler {
  public:
   virtual ~KernelCompiler() = default;
-  virtual std::string version() const = 0;  // "NVRTC 13.0": part of the kernel cache's key
+  virtual std::string version() const = 0;  // "NVRTC 13.0"
+  // version(), and what else changes the code it gives (NVRTC without nvJitLink: no small-batch twins of
+  // their own): the kernel cache's key, so that it keeps the two apart. Costs a library load where
+  // version() does not.
+  virtual std::string code_version() const { return version(); }
   // `source` compiled for `target` ("sm_90", "gfx1100"), assembled as `assembly` says. Throws
   // Error(device) with the compiler's log when it fails.
   virtual CompiledCode compile_code(const std::string& source, const std::string& target, Assembly assembly) const = 0;

@@ -61,7 +61,7 @@ KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, con
   }
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  return {target, specialized_source_key(source), compiler.version(), plan.describe(), std::move(modules)};
+  return {target, specialized_source_key(source), compiler.code_version(), plan.describe(), std::move(modules)};
 }
 
 }  // namespace
@@ -76,6 +76,17 @@ std::vector<const void*> module_images(const SpecializedCode& code, std::vector<
 CompiledCode small_batch_twin(const CompiledCode& kernel, const std::string& target, const KernelCompiler& compiler) {
   std::optional<CompiledCode> twin = compiler.assemble_unbounded(kernel, target);
   return twin && fits(*twin) ? std::move(*twin) : kernel;
+}
+
+std::string small_batch_twin_note(const FusedPlan& plan, const std::vector<std::vector<std::byte>>& modules) {
+  const std::vector<SpecializedKernel> kernels = specialized_kernels(plan), twins = small_batch_twins(plan);
+  if (modules.size() != kernels.size() + twins.size()) return "";
+  std::size_t kernels_code = 0;
+  for (std::size_t t = 0; t < twins.size(); ++t)
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i].name == twins[t].name && modules[i] == modules[kernels.size() + t]) ++kernels_code;
+  if (kernels_code == 0) return "";
+  return ", " + std::to_string(kernels_code) + " of " + std::to_string(twins.size()) + " small-batch twins fell back to their kernel's code";
 }
 
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
@@ -108,13 +119,22 @@ SpecializedCode specialized_code(const FusedPlan& plan, const std::string& targe
   if (!options.kernels_file.empty()) {
     KernelFile k = read_kernel_file(options.kernels_file);
     check_kernel_file_matches(k, options.kernels_file, key, target, plan.describe());
-    return {std::move(k.modules), plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start)};
+    std::string description = plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start) +
+                              small_batch_twin_note(plan, k.modules);  // before the modules move
+    return {std::move(k.modules), std::move(description)};
   }
   const KernelCache cache(options.kernel_cache);
-  if (std::optional<KernelFile> cached = cache.load(key, target, compiler.version()))
-    return {std::move(cached->modules), plan.describe() + ", from the kernel cache in " + seconds_since(start)};
+  // An entry compiled with everything the compiler can use serves any process; one compiled with less
+  // (NVRTC without nvJitLink) only processes that have no more, so that installing nvJitLink compiles again.
+  std::optional<KernelFile> cached = cache.load(key, target, compiler.version());
+  if (!cached && compiler.code_version() != compiler.version()) cached = cache.load(key, target, compiler.code_version());
+  if (cached) {
+    std::string description = plan.describe() + ", from the kernel cache in " + seconds_since(start) + small_batch_twin_note(plan, cached->modules);
+    return {std::move(cached->modules), std::move(description)};
+  }
   KernelFile k = compile_kernels(plan, source, target, compiler);
-  std::string description = plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start);
+  std::string description =
+      plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start) + small_batch_twin_note(plan, k.modules);
   if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
   return {std::move(k.modules), std::move(description)};
 }

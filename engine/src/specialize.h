@@ -49,11 +49,18 @@ constexpr int kMaxSpillBytes = 48;
 CompiledCode compile_kernel(const FusedPlan& plan, const std::string& source, const SpecializedKernel& kernel, const std::string& target,
                             const KernelCompiler& compiler);
 
-// The small-batch twin of a kernel compile_kernel gave (FusedPlan::small_batch_twins): its code assembled
+// The small-batch twin of a kernel compile_kernel gave (has_small_batch_twin): its code assembled
 // again without its register bound (KernelCompiler::assemble_unbounded), kept where ptxas says it
 // spills at most kMaxSpillBytes; else the kernel's own code (one compiled unbounded already, a
 // compiler that cannot assemble alone), so that a plan's kernel files hold the same modules everywhere.
 CompiledCode small_batch_twin(const CompiledCode& kernel, const std::string& target, const KernelCompiler& compiler);
+
+// ", 2 of 4 small-batch twins fell back to their kernel's code" where some of the plan's twins in
+// `modules` (a kernel file's) are byte-equal to their kernel's module: small_batch_twin fell back (no
+// nvJitLink, its unbounded assembly spilled more, or the kernel was compiled unbounded already), and
+// those calls run the kernel. Empty where every twin has code of its own, the plan has none, or
+// `modules` is not the plan's count.
+std::string small_batch_twin_note(const FusedPlan& plan, const std::vector<std::vector<std::byte>>& modules);
 
 // `mlpcore compile`: the kernel file of the plan's kernels for `target`, compiled now, each kernel on a
 // thread of its own (compile_kernel), then its small-batch twin (small_batch_twins) there.
