@@ -143,6 +143,8 @@ TEST(NvrtcCompile, AssemblingAgainGivesTheRegistersOfACompileAssembledSo) {
   const bool alone = without.assembles_alone();  // loads it, on first need: under the variable
   ::unsetenv("MLPCORE_NVJITLINK_LIBRARY");
   EXPECT_FALSE(alone);
+  EXPECT_EQ(without.code_version(), without.version() + " without nvJitLink") << "the kernel cache keeps its code apart";
+  if (nvrtc().assembles_alone()) EXPECT_EQ(nvrtc().code_version(), nvrtc().version()) << "its entries serve processes without nvJitLink too";
   const CompiledCode compiled = without.assemble_again(source, full, "sm_90", Assembly::light);
   EXPECT_EQ(compiled.code, light.code) << "NVRTC's compile again";
   EXPECT_EQ(registers_and_spills(compiled), registers_and_spills(light));
