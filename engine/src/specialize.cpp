@@ -1,5 +1,6 @@
 #include "engine/src/specialize.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -39,6 +40,19 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
 
 bool fits(const CompiledCode& code) { return code.reports_spills && code.spill_bytes <= kMaxSpillBytes; }
 
+// The index in `kernels` (specialized_kernels) of the kernel whose code small-batch twin `twin` is: the
+// one of its name.
+std::size_t kernel_of(const std::vector<SpecializedKernel>& kernels, const SpecializedKernel& twin) {
+  return static_cast<std::size_t>(std::ranges::find(kernels, twin.name, &SpecializedKernel::name) - kernels.begin());
+}
+
+// The code, described: the plan, where the code came from (`from`: ", from the kernel cache in 2 ms"),
+// and its twins that fell back (small_batch_twin_note), read before the modules move.
+SpecializedCode described(const FusedPlan& plan, std::vector<std::vector<std::byte>> modules, const std::string& from) {
+  std::string description = plan.describe() + from + small_batch_twin_note(plan, modules);
+  return {std::move(modules), std::move(description)};
+}
+
 // The kernel file of the plan's kernels (compile_kernel_file), its source built already: each kernel's
 // module, then its small-batch twin's (small_batch_twins).
 KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, const std::string& target, const KernelCompiler& compiler) {
@@ -52,7 +66,7 @@ KernelFile compile_kernels(const FusedPlan& plan, const std::string& source, con
         try {
           CompiledCode c = compile_kernel(plan, source, kernels[i], target, compiler);
           for (std::size_t t = 0; t < twins.size(); ++t)
-            if (twins[t].name == kernels[i].name) modules[kernels.size() + t] = small_batch_twin(c, target, compiler).code;
+            if (kernel_of(kernels, twins[t]) == i) modules[kernels.size() + t] = small_batch_twin(c, target, compiler).code;
           modules[i] = std::move(c.code);
         } catch (...) {
           failed[i] = std::current_exception();
@@ -83,8 +97,7 @@ std::string small_batch_twin_note(const FusedPlan& plan, const std::vector<std::
   if (modules.size() != kernels.size() + twins.size()) return "";
   std::size_t kernels_code = 0;
   for (std::size_t t = 0; t < twins.size(); ++t)
-    for (std::size_t i = 0; i < kernels.size(); ++i)
-      if (kernels[i].name == twins[t].name && modules[i] == modules[kernels.size() + t]) ++kernels_code;
+    if (modules[kernel_of(kernels, twins[t])] == modules[kernels.size() + t]) ++kernels_code;
   if (kernels_code == 0) return "";
   return ", " + std::to_string(kernels_code) + " of " + std::to_string(twins.size()) + " small-batch twins fell back to their kernel's code";
 }
@@ -119,24 +132,20 @@ SpecializedCode specialized_code(const FusedPlan& plan, const std::string& targe
   if (!options.kernels_file.empty()) {
     KernelFile k = read_kernel_file(options.kernels_file);
     check_kernel_file_matches(k, options.kernels_file, key, target, plan.describe());
-    std::string description = plan.describe() + ", loaded from " + options.kernels_file + " in " + seconds_since(start) +
-                              small_batch_twin_note(plan, k.modules);  // before the modules move
-    return {std::move(k.modules), std::move(description)};
+    return described(plan, std::move(k.modules), ", loaded from " + options.kernels_file + " in " + seconds_since(start));
   }
   const KernelCache cache(options.kernel_cache);
   // An entry compiled with everything the compiler can use serves any process; one compiled with less
   // (NVRTC without nvJitLink) only processes that have no more, so that installing nvJitLink compiles again.
   std::optional<KernelFile> cached = cache.load(key, target, compiler.version());
   if (!cached && compiler.code_version() != compiler.version()) cached = cache.load(key, target, compiler.code_version());
-  if (cached) {
-    std::string description = plan.describe() + ", from the kernel cache in " + seconds_since(start) + small_batch_twin_note(plan, cached->modules);
-    return {std::move(cached->modules), std::move(description)};
-  }
+  if (cached) return described(plan, std::move(cached->modules), ", from the kernel cache in " + seconds_since(start));
   KernelFile k = compile_kernels(plan, source, target, compiler);
-  std::string description =
-      plan.describe() + ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start) + small_batch_twin_note(plan, k.modules);
-  if (const std::string problem = cache.store(k); !problem.empty()) description += " (not cached: " + problem + ")";
-  return {std::move(k.modules), std::move(description)};
+  const std::string from = ", compiled by " + k.compiler + " for " + target + " in " + seconds_since(start);
+  const std::string problem = cache.store(k);
+  SpecializedCode code = described(plan, std::move(k.modules), from);
+  if (!problem.empty()) code.description += " (not cached: " + problem + ")";
+  return code;
 }
 
 KernelChoice choose_kernels(const Model& model, const std::string& backend, PlanRequest request, const std::string& target,
