@@ -1,6 +1,7 @@
 #pragma once
-// The renderer app's only vendor names: the few CUDA / HIP runtime calls it makes, under neutral names
-// (as ggml-cuda's vendors/hip.h does), so apps/sdf_render_gpu.cpp is one source for both.
+// The GPU programs' only vendor names (the renderer app, bench/nv_mma_rate.cpp): the few CUDA / HIP runtime
+// calls they make, under neutral names (as ggml-cuda's vendors/hip.h does), so apps/sdf_render_gpu.cpp is
+// one source for both.
 #if defined(__HIP__)
 #include <hip/hip_runtime.h>
 #define gpuError_t hipError_t
@@ -10,6 +11,9 @@
 #define gpuFree hipFree
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuDeviceProp hipDeviceProp_t
+#define gpuGetDeviceProperties hipGetDeviceProperties
 #define gpuGetLastError hipGetLastError
 #define gpuGetErrorString hipGetErrorString
 #define gpuEventCreate hipEventCreate
@@ -26,6 +30,9 @@ inline constexpr const char* kGpuBackend = "hip";
 #define gpuFree cudaFree
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuDeviceProp cudaDeviceProp
+#define gpuGetDeviceProperties cudaGetDeviceProperties
 #define gpuGetLastError cudaGetLastError
 #define gpuGetErrorString cudaGetErrorString
 #define gpuEventCreate cudaEventCreate

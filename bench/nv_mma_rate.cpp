@@ -1,0 +1,167 @@
+// The tensor-core ceilings behind `cuda` (float32 accumulation) and `cuda-f16acc` (issue 14): how many
+// mma.sync.m16n8k16 one NVIDIA GPU issues per second with float32 and with float16 accumulators, in two
+// patterns, with the instruction wrappers the kernels use (ops/nv_intrinsics.h):
+//   independent  8 accumulators per warp, each its own dependency chain: the pipe's peak;
+//   layer        the chain of a fused 64-wide hidden layer on 8·S samples per warp: for each of S groups of
+//                8 samples, 4 output x 4 K instructions (bias as the first C), then each accumulator
+//                packed into the next layer's operand with ReLU (cvt.rn.relu.f16x2.f32; max.f16x2 on
+//                float16 accumulators). S = 4 is the specialized kernels' chain up to 64 wide (two tiles
+//                of 16 samples per warp, 16 accumulators). The weights stay in registers, so this bounds
+//                the kernels' hidden layers from above.
+// Prints TFLOP/s (2*16*8*16 flop per instruction) and the float32 / float16 ratio, for several warps per
+// multiprocessor. Not a test: a measurement, as the other bench/ programs.
+//   build/bench/nv_mma_rate   (built with the CUDA kernels, for the newest of MLPCORE_CUDA_ARCHS; or
+//   nvcc -x cu -std=c++20 -O3 --expt-relaxed-constexpr -arch=sm_90 -I. -Iengine/include bench/nv_mma_rate.cpp -o nv_mma_rate)
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "apps/gpu_vendor.h"
+#include "ops/nv_intrinsics.h"
+
+namespace {
+
+namespace nv = mlpcore::ops::nv;
+using std::uint32_t;
+
+constexpr double kFlopPerMma = 2.0 * 16 * 8 * 16;
+
+// Accumulator types and the two operations that differ between them.
+template <bool F32>
+struct Acc {
+  using type = nv::f32x4;
+  MLPCORE_DEVICE static type mma(const uint32_t (&a)[4], const uint32_t (&b)[2], const type& c) { return nv::mma_m16n8k16(a, b, c); }
+  MLPCORE_DEVICE static void to_b(const type& d, uint32_t (&b)[2]) {
+    b[0] = __builtin_bit_cast(uint32_t, nv::cvt_rn_relu_f16x2(d[0], d[1]));
+    b[1] = __builtin_bit_cast(uint32_t, nv::cvt_rn_relu_f16x2(d[2], d[3]));
+  }
+  MLPCORE_DEVICE static float sum(const type& d) { return d[0] + d[1] + d[2] + d[3]; }
+};
+
+template <>
+struct Acc<false> {
+  using type = nv::f16x4;
+  MLPCORE_DEVICE static type mma(const uint32_t (&a)[4], const uint32_t (&b)[2], const type& c) { return nv::mma_m16n8k16_f16(a, b, c); }
+  MLPCORE_DEVICE static void to_b(const type& d, uint32_t (&b)[2]) {
+    const auto r = __builtin_bit_cast(nv::u32x2, d);
+    b[0] = nv::relu_f16x2(r[0]);
+    b[1] = nv::relu_f16x2(r[1]);
+  }
+  MLPCORE_DEVICE static float sum(const type& d) { return float(d[0]) + float(d[1]) + float(d[2]) + float(d[3]); }
+};
+
+// Operands come from memory so that nothing folds; small halves (0x1400 = 2^-10) keep every value finite.
+template <bool F32, int Chains>
+MLPCORE_KERNEL void independent(const uint32_t* operands, float* out, int iterations) {
+  using A = Acc<F32>;
+  const uint32_t lane = mlpcore::ops::lane_id();
+  const uint32_t a[4] = {operands[lane], operands[lane + 32], operands[lane + 64], operands[lane + 96]};
+  const uint32_t b[2] = {operands[lane + 128], operands[lane + 160]};
+  typename A::type acc[Chains] = {};
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < Chains; ++c) acc[c] = A::mma(a, b, acc[c]);
+  }
+  float s = 0;
+#pragma unroll
+  for (int c = 0; c < Chains; ++c) s += A::sum(acc[c]);
+  out[mlpcore::ops::block_x() * mlpcore::ops::block_dim_x() + mlpcore::ops::thread_x()] = s;
+}
+
+template <bool F32, int S>
+MLPCORE_KERNEL void layer(const uint32_t* operands, float* out, int iterations) {
+  using A = Acc<F32>;
+  constexpr int T = 4;  // 64 units: 4 tiles of 16
+  const uint32_t lane = mlpcore::ops::lane_id();
+  uint32_t w[T][T][4];
+#pragma unroll
+  for (int m = 0; m < T; ++m)
+#pragma unroll
+    for (int k = 0; k < T; ++k)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) w[m][k][r] = operands[lane + 32 * ((m * T + k) * 4 + r) % 192];
+  typename A::type bias = {};
+  uint32_t act[T][S][2];
+#pragma unroll
+  for (int k = 0; k < T; ++k)
+#pragma unroll
+    for (int s = 0; s < S; ++s) act[k][s][0] = act[k][s][1] = operands[lane + 128 + 32 * s % 64];
+  for (int i = 0; i < iterations; ++i) {
+    typename A::type acc[T][S];
+#pragma unroll
+    for (int m = 0; m < T; ++m)
+#pragma unroll
+      for (int k = 0; k < T; ++k)
+#pragma unroll
+        for (int s = 0; s < S; ++s) acc[m][s] = A::mma(w[m][k], act[k][s], k == 0 ? bias : acc[m][s]);
+#pragma unroll
+    for (int m = 0; m < T; ++m)
+#pragma unroll
+      for (int s = 0; s < S; ++s) A::to_b(acc[m][s], act[m][s]);
+  }
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < T; ++k)
+#pragma unroll
+    for (int t = 0; t < S; ++t) s += __builtin_bit_cast(float, act[k][t][0] ^ act[k][t][1]);
+  out[mlpcore::ops::block_x() * mlpcore::ops::block_dim_x() + mlpcore::ops::thread_x()] = s;
+}
+
+void check(gpuError_t e, const char* what) {
+  if (e != gpuSuccess) {
+    std::fprintf(stderr, "nv_mma_rate: %s: %s\n", what, gpuGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+// TFLOP/s of `kernel` on `warps_per_mp` warps per multiprocessor, each issuing mma_per_iteration per loop.
+template <typename Kernel>
+double tflops(Kernel kernel, int multiprocessors, int warps_per_mp, int mma_per_iteration, const uint32_t* operands, float* out) {
+  const int iterations = 4096;
+  const int threads = 128, blocks = multiprocessors * warps_per_mp / 4;
+  gpuEvent_t start, stop;
+  check(gpuEventCreate(&start), "event");
+  check(gpuEventCreate(&stop), "event");
+  kernel<<<blocks, threads>>>(operands, out, iterations);  // warm-up
+  check(gpuEventRecord(start), "record");
+  kernel<<<blocks, threads>>>(operands, out, iterations);
+  check(gpuEventRecord(stop), "record");
+  check(gpuEventSynchronize(stop), "synchronize");
+  check(gpuGetLastError(), "launch");
+  float ms = 0;
+  check(gpuEventElapsedTime(&ms, start, stop), "elapsed");
+  return double(blocks) * threads / 32 * iterations * mma_per_iteration * kFlopPerMma / (ms * 1e-3) / 1e12;
+}
+
+}  // namespace
+
+int main() {
+  gpuDeviceProp prop{};
+  check(gpuGetDeviceProperties(&prop, 0), "properties");
+  const int multiprocessors = prop.multiProcessorCount;
+  uint32_t host[192];
+  for (auto& h : host) h = 0x14001400u;
+  uint32_t* operands;
+  float* out;
+  check(gpuMalloc(reinterpret_cast<void**>(&operands), sizeof host), "malloc");
+  check(gpuMemcpy(operands, host, sizeof host, gpuMemcpyHostToDevice), "copy");
+  check(gpuMalloc(reinterpret_cast<void**>(&out), sizeof(float) * 128 * multiprocessors * 64), "malloc");
+  std::printf("%s, %d multiprocessors: mma.sync.m16n8k16 TFLOP/s, float32 / float16 accumulators\n", prop.name, multiprocessors);
+  std::printf("| pattern | warps/MP | float32 acc | float16 acc | ratio |\n|---|---|---|---|---|\n");
+  for (int warps : {4, 8, 16, 32}) {
+    const double f32 = tflops(independent<true, 8>, multiprocessors, warps, 8, operands, out);
+    const double f16 = tflops(independent<false, 8>, multiprocessors, warps, 8, operands, out);
+    std::printf("| 8 independent accumulators | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
+  }
+  for (int warps : {4, 8, 16}) {
+    const double f32 = tflops(layer<true, 2>, multiprocessors, warps, 32, operands, out);
+    const double f16 = tflops(layer<false, 2>, multiprocessors, warps, 32, operands, out);
+    std::printf("| 64-wide layer, 16 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
+  }
+  for (int warps : {4, 8, 16}) {
+    const double f32 = tflops(layer<true, 4>, multiprocessors, warps, 64, operands, out);
+    const double f16 = tflops(layer<false, 4>, multiprocessors, warps, 64, operands, out);
+    std::printf("| 64-wide layer, 32 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
+  }
+  return 0;
+}
