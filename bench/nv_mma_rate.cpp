@@ -114,14 +114,13 @@ void check(gpuError_t e, const char* what) {
   }
 }
 
-// TFLOP/s of `kernel` on `warps_per_mp` warps per multiprocessor, each issuing mma_per_iteration per loop.
+// TFLOP/s of `kernel` on `warps_per_mp` warps per multiprocessor, each issuing mma_per_iteration per loop,
+// timed between the events `start` and `stop`.
 template <typename Kernel>
-double tflops(Kernel kernel, int multiprocessors, int warps_per_mp, int mma_per_iteration, const uint32_t* operands, float* out) {
+double tflops(Kernel kernel, int multiprocessors, int warps_per_mp, int mma_per_iteration, const uint32_t* operands, float* out,
+              gpuEvent_t start, gpuEvent_t stop) {
   const int iterations = 4096;
   const int threads = 128, blocks = multiprocessors * warps_per_mp / 4;
-  gpuEvent_t start, stop;
-  check(gpuEventCreate(&start), "event");
-  check(gpuEventCreate(&stop), "event");
   kernel<<<blocks, threads>>>(operands, out, iterations);  // warm-up
   check(gpuEventRecord(start), "record");
   kernel<<<blocks, threads>>>(operands, out, iterations);
@@ -146,22 +145,29 @@ int main() {
   check(gpuMalloc(reinterpret_cast<void**>(&operands), sizeof host), "malloc");
   check(gpuMemcpy(operands, host, sizeof host, gpuMemcpyHostToDevice), "copy");
   check(gpuMalloc(reinterpret_cast<void**>(&out), sizeof(float) * 128 * multiprocessors * 64), "malloc");
+  gpuEvent_t start, stop;
+  check(gpuEventCreate(&start), "event");
+  check(gpuEventCreate(&stop), "event");
   std::printf("%s, %d multiprocessors: mma.sync.m16n8k16 TFLOP/s, float32 / float16 accumulators\n", prop.name, multiprocessors);
   std::printf("| pattern | warps/MP | float32 acc | float16 acc | ratio |\n|---|---|---|---|---|\n");
   for (int warps : {4, 8, 16, 32}) {
-    const double f32 = tflops(independent<true, 8>, multiprocessors, warps, 8, operands, out);
-    const double f16 = tflops(independent<false, 8>, multiprocessors, warps, 8, operands, out);
+    const double f32 = tflops(independent<true, 8>, multiprocessors, warps, 8, operands, out, start, stop);
+    const double f16 = tflops(independent<false, 8>, multiprocessors, warps, 8, operands, out, start, stop);
     std::printf("| 8 independent accumulators | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
   }
   for (int warps : {4, 8, 16}) {
-    const double f32 = tflops(layer<true, 2>, multiprocessors, warps, 32, operands, out);
-    const double f16 = tflops(layer<false, 2>, multiprocessors, warps, 32, operands, out);
+    const double f32 = tflops(layer<true, 2>, multiprocessors, warps, 32, operands, out, start, stop);
+    const double f16 = tflops(layer<false, 2>, multiprocessors, warps, 32, operands, out, start, stop);
     std::printf("| 64-wide layer, 16 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
   }
   for (int warps : {4, 8, 16}) {
-    const double f32 = tflops(layer<true, 4>, multiprocessors, warps, 64, operands, out);
-    const double f16 = tflops(layer<false, 4>, multiprocessors, warps, 64, operands, out);
+    const double f32 = tflops(layer<true, 4>, multiprocessors, warps, 64, operands, out, start, stop);
+    const double f16 = tflops(layer<false, 4>, multiprocessors, warps, 64, operands, out, start, stop);
     std::printf("| 64-wide layer, 32 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
   }
+  check(gpuEventDestroy(start), "event");
+  check(gpuEventDestroy(stop), "event");
+  check(gpuFree(out), "free");
+  check(gpuFree(operands), "free");
   return 0;
 }
