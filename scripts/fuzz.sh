@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang-19, ASan + UBSan) in ./build-fuzz and runs each for SECONDS (default 60)
-# on a scratch copy of its seed corpus (tests/fuzz/seeds/ stays untouched). Exits 1 if either target
+# Builds the libFuzzer targets (clang-19, ASan + UBSan) in ./build-fuzz and runs both at once, each for
+# SECONDS (default 60) on a scratch copy of its seed corpus (tests/fuzz/seeds/ stays untouched). Exits 1 if either target
 # found a crash, timeout, leak or out-of-memory; the inputs that did are kept in build-fuzz/artifacts/.
 #   scripts/fuzz.sh [SECONDS]
 # Environment: CXX (default clang++-19), FUZZ_FLAGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
@@ -17,22 +17,30 @@ cmake -S . -B "$build" -G Ninja -DMLPCORE_FUZZ=ON -DCMAKE_CXX_COMPILER="${CXX:-c
 cmake --build "$build" --parallel "$(nproc)" --target fuzz_model fuzz_arrays
 echo "fuzz build: $(( $(date +%s) - start )) s"
 
-status=0
-summary=()
+# Both targets at once, one core each.
 for target in model arrays; do
   work="$build/run/$target"
   rm -rf "$work"
   mkdir -p "$work/corpus" "$build/artifacts/$target"
   cp tests/fuzz/seeds/"$target"/* "$work/corpus/"
   touch "$work/started"
-  log="$work/fuzz.log"
-  echo "fuzz_$target: ${seconds} s, log in $log"
-  rc=0
+  echo "fuzz_$target: ${seconds} s, log in $work/fuzz.log"
   # -rss_limit_mb also caps a single allocation (malloc_limit_mb defaults to it).
   # shellcheck disable=SC2086
-  "$build/tests/fuzz/fuzz_$target" "$work/corpus" -dict="tests/fuzz/$target.dict" -max_len=262144 \
-    -timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/$target/" ${FUZZ_FLAGS:-} >"$log" 2>&1 || rc=$?
+  ( rc=0
+    "$build/tests/fuzz/fuzz_$target" "$work/corpus" -dict="tests/fuzz/$target.dict" -max_len=262144 \
+      -timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$build/artifacts/$target/" ${FUZZ_FLAGS:-} >"$work/fuzz.log" 2>&1 || rc=$?
+    echo "$rc" >"$work/exit" ) &
+done
+wait
+
+status=0
+summary=()
+for target in model arrays; do
+  work="$build/run/$target"
+  log="$work/fuzz.log"
+  rc=$(cat "$work/exit")
   found=$(find "$build/artifacts/$target" -type f -newer "$work/started" \
             \( -name 'crash-*' -o -name 'timeout-*' -o -name 'leak-*' -o -name 'oom-*' \) | sort)
   # The last status line: "#N DONE cov: C ft: F corp: K/S lim: L exec/s: E rss: R"
