@@ -9,10 +9,12 @@ if(NOT MLPCORE_NVCC)
 endif()
 message(STATUS "mlpcore: CUDA fat binaries for sm_${MLPCORE_CUDA_ARCHS} with ${MLPCORE_NVCC}")
 
+# How nvcc compiles mlpcore's device code: the kernels here, the sample renderer (apps/) and
+# bench/nv_mma_rate.
+set(MLPCORE_NVCC_CXX_FLAGS -x cu -std=c++20 -O3 --expt-relaxed-constexpr)
 # What nvcc compiles the kernel source with. -compress-all: fatbinary compresses the cubins too, not only
 # the PTX (without it, the two fat binaries' cubins, 3-10 MB each, stayed uncompressed: 54 MB in all).
-set(MLPCORE_NVCC_FLAGS -x cu -std=c++20 -O3 --expt-relaxed-constexpr -Xfatbin=-compress-all -I${PROJECT_SOURCE_DIR}
-                       -I${PROJECT_SOURCE_DIR}/engine/include)
+set(MLPCORE_NVCC_FLAGS ${MLPCORE_NVCC_CXX_FLAGS} -Xfatbin=-compress-all -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/engine/include)
 
 # Builds `fatbin` from `source` with nvcc, MLPCORE_NVCC_FLAGS and the flags after the named arguments, and
 # copies the PTX it holds for its newest architecture to `ptx` for the tests to read
