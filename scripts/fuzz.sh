@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang-19, ASan + UBSan) in ./build-fuzz and runs both at once, each for
-# SECONDS (default 60) on a scratch copy of its seed corpus (tests/fuzz/seeds/ stays untouched). Exits 1 if either target
-# found a crash, timeout, leak or out-of-memory; the inputs that did are kept in build-fuzz/artifacts/.
+# SECONDS (default 60) on a scratch copy of its seed corpus (tests/fuzz/seeds/ stays untouched). Exits 1
+# if either target found a crash, timeout, leak or out-of-memory; the inputs that did are kept in
+# build-fuzz/artifacts/.
 #   scripts/fuzz.sh [SECONDS]
 # Environment: CXX (default clang++-19), FUZZ_FLAGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 set -euo pipefail
