@@ -34,6 +34,7 @@ std::vector<std::string> dynamic_definitions(const std::string& path) {
     const Elf64_Shdr symbols = section(i);
     if (symbols.sh_type != SHT_DYNSYM) continue;
     const Elf64_Shdr strings = section(symbols.sh_link);
+    if (strings.sh_offset > bytes.size() || bytes.size() - strings.sh_offset < strings.sh_size) throw std::runtime_error("truncated ELF file");
     for (std::size_t s = 1; s < symbols.sh_size / sizeof(Elf64_Sym); ++s) {
       const auto sym = read_at<Elf64_Sym>(bytes, symbols.sh_offset + s * sizeof(Elf64_Sym));
       if (sym.st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym.st_info) == STB_LOCAL || sym.st_name >= strings.sh_size) continue;
