@@ -8,7 +8,9 @@
 // ops::runtime_activations_per_tile), and for the widths of MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS
 // mlpcore_mlp_w<W>_fm_large, the feature-major kernel's twin for calls of 2^20 samples or more, more sample
 // tiles per warp (ops::runtime_large_batch_policy), and for those of MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS
-// mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy);
+// mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy),
+// and for those of MLPCORE_RUNTIME_F16ACC_WIDTHS mlpcore_mlp_w<W>_f16acc, its twin accumulating in float16
+// (ops::runtime_f16_accumulation), with its large-batch twin;
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix.
@@ -20,43 +22,67 @@
 #include "ops/fused_shapes.h"
 #include "ops/native_tile.h"
 
-// Run-time-shaped kernels (ops/fused_mlp.h, mlp_forward) for networks whose widest layer is W tiles,
-// float32 accumulation only: with float16 accumulators they were slower on an H200 (cuda-f16acc against
-// cuda, float32 I/O: 32-32x2-3 12.6 against 14.3 G samples/s, 5-48x3-3 6.9 against 9.1, 16-64x3-16 6.4
-// against 7.2; at most 4% faster elsewhere).
-#define MLPCORE_RUNTIME_KERNEL(name, io, W, activations, layout, twin)                                                                    \
-  MLPCORE_BUILT_IN_KERNEL_IN(layout, name, io,                                                                                          \
-                             (mlpcore::ops::runtime_shape_policy<mlpcore::ops::NativeTile, W, mlpcore::ops::IoLayout::layout,              \
+// Run-time-shaped kernels (ops/fused_mlp.h, mlp_forward) for networks whose widest layer is W tiles, of
+// tile `Tile`: NativeTile (float32 accumulation), and on NVIDIA NativeF16AccTile at the widths
+// ops::runtime_f16_accumulation gives, with ReLU hidden layers, names suffixed _f16acc before the I/O's.
+#define MLPCORE_RUNTIME_KERNEL(name, io, Tile, W, activations, layout, twin)                                                          \
+  MLPCORE_BUILT_IN_KERNEL_IN(layout, name, io,                                                                                       \
+                             (mlpcore::ops::runtime_shape_policy<mlpcore::ops::Tile, W, mlpcore::ops::IoLayout::layout,              \
                                                                  mlpcore::ops::RuntimeTwin::twin, mlpcore::ops::activations::kPerTile>()), \
-                             mlpcore::ops::mlp_forward<mlpcore::ops::NativeTile, W, mlpcore::ops::activations, mlpcore::ops::RuntimeTwin::twin>)
-// Each layout's kernel takes its layout's policy, launch bounds included.
-#define MLPCORE_RUNTIME_KERNELS_WITH(W, activations, act)                                                            \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act, float, W, activations, sample_major, none)                          \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_fm, float, W, activations, feature_major, none)                    \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16, mlpcore::ops::half_t, W, activations, sample_major, none)     \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##act##_f16_fm, mlpcore::ops::half_t, W, activations, feature_major, none)
+                             mlpcore::ops::mlp_forward<mlpcore::ops::Tile, W, mlpcore::ops::activations, mlpcore::ops::RuntimeTwin::twin>)
+// Each layout's kernel takes its layout's policy, launch bounds included; `suffix` names the kernels' kind
+// (_act, _f16acc, or none).
+#define MLPCORE_RUNTIME_KERNELS_WITH(W, Tile, activations, suffix)                                                          \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##suffix, float, Tile, W, activations, sample_major, none)                         \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##suffix##_fm, float, Tile, W, activations, feature_major, none)                   \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##suffix##_f16, mlpcore::ops::half_t, Tile, W, activations, sample_major, none)    \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##suffix##_f16_fm, mlpcore::ops::half_t, Tile, W, activations, feature_major, none)
 // The activations of the kernels without the _act suffix (on NVIDIA, ReLU hidden layers).
 #define MLPCORE_RUNTIME_ACTIVATIONS RuntimeKernelActivations<mlpcore::ops::NativeTile::kFamily>
 // The feature-major twins (ops::runtime_twin), for large batches and for inputs of one tile, named as
 // FusedPlan::kernel_name says.
-#define MLPCORE_RUNTIME_TWINS(W, twin, suffix)                                                                                  \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_fm##suffix, float, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin) \
-  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##_f16_fm##suffix, mlpcore::ops::half_t, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin)
-#define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, large_batch, _large)
-#define MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, one_tile_input, _one_tile_input)
+#define MLPCORE_RUNTIME_TWINS(W, Tile, acc, twin, suffix)                                                                             \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_fm##suffix, float, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin) \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_f16_fm##suffix, mlpcore::ops::half_t, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin)
+#define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, NativeTile, , large_batch, _large)
+#define MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, NativeTile, , one_tile_input, _one_tile_input)
 #define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 #if defined(__CUDACC__)
 static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "the twins the plan picks are built");
-#define MLPCORE_RUNTIME_KERNELS(W)                               \
-  MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, ) \
-  MLPCORE_RUNTIME_KERNELS_WITH(W, RuntimeActivationsPerTile, _act)
+#define MLPCORE_RUNTIME_KERNELS(W)                                           \
+  MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, MLPCORE_RUNTIME_ACTIVATIONS, ) \
+  MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, RuntimeActivationsPerTile, _act)
 MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
 MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS)
 #define MLPCORE_LARGE_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
 #define MLPCORE_ONE_TILE_INPUT_TWIN_BITS (0u MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_WIDTH_BIT))
+#define MLPCORE_RUNTIME_F16ACC_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, NativeF16AccTile, MLPCORE_RUNTIME_ACTIVATIONS, _f16acc)
+#define MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, NativeF16AccTile, _f16acc, large_batch, _large)
+MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_RUNTIME_F16ACC_KERNELS)
+MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KERNELS)
+// The float16-accumulating kernels the plan picks are built, and only those: one per width that
+// runtime_f16_accumulation gives, and its large-batch twin where the policy table gives one (no such
+// width has a one-tile-input twin, which would need one too).
+#define MLPCORE_F16ACC_BIT(W) | (mlpcore::ops::runtime_f16_accumulation(mlpcore::ops::TileFamily::nvidia, W, false) ? 1u << ((W) - 1) : 0u)
+#define MLPCORE_F16ACC_TWIN_BIT(W)                                                                                                        \
+  | (mlpcore::ops::runtime_f16_accumulation(mlpcore::ops::TileFamily::nvidia, W, false) &&                                                 \
+             mlpcore::ops::runtime_twin<mlpcore::ops::NativeF16AccTile, W, MLPCORE_TWIN>()                                                 \
+         ? 1u << ((W) - 1)                                                                                                                  \
+         : 0u)
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_WIDTH_BIT)),
+              "a float16-accumulating kernel for each width runtime_f16_accumulation gives, and no other");
+#define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::large_batch
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT)),
+              "a float16-accumulating large-batch twin for each such width the policy gives one, and no other");
+#undef MLPCORE_TWIN
+#define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::one_tile_input
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == 0u, "no float16-accumulating one-tile-input twins are built");
+#undef MLPCORE_TWIN
+#undef MLPCORE_F16ACC_TWIN_BIT
+#undef MLPCORE_F16ACC_BIT
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
-#define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, MLPCORE_RUNTIME_ACTIVATIONS, )
+#define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, MLPCORE_RUNTIME_ACTIVATIONS, )
 #define MLPCORE_LARGE_BATCH_TWIN_BITS 0u
 #define MLPCORE_ONE_TILE_INPUT_TWIN_BITS 0u
 #endif

@@ -8,6 +8,10 @@
 // Those whose feature-major kernel (RuntimeKernelActivations) has a twin for inputs of one tile on NVIDIA
 // (ops::runtime_twin, RuntimeTwin::one_tile_input).
 #define MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(X) X(8)
+// Those whose kernel (RuntimeKernelActivations) has a twin accumulating in float16 on NVIDIA, and of those,
+// the ones with a large-batch twin (ops::runtime_f16_accumulation).
+#define MLPCORE_RUNTIME_F16ACC_WIDTHS(X) X(2) X(3) X(4) X(5) X(6) X(7)
+#define MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(X) X(5) X(6) X(7)
 
 // Networks that get a kernel with their shape and activations compiled in, besides the run-time-shaped
 // mlpcore_mlp_w<W>: X(index, hidden activation, output activation, widths in tiles of 16: input,

@@ -69,9 +69,9 @@ struct BuiltInKernel {
 };
 
 // Every built-in kernel's policy, as the host plans it (engine/src/fused_plan.cpp): the run-time-shaped
-// kernels' by width and layout (their _act twins' as runtime_activations_policy makes it), their
-// feature-major twins' where the policy table gives one, and the compiled-in shapes' (both layouts, both
-// accumulations).
+// kernels' by width and layout (their _act twins' as runtime_activations_policy makes it, their _f16acc
+// twins' where the width has them), their feature-major twins' where the policy table gives one, and the
+// compiled-in shapes' (both layouts, both accumulations).
 std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
   std::map<std::string, BuiltInKernel> policies;
   const auto f16 = [](const char* io) { return std::string(io) == "_f16"; };
@@ -79,9 +79,12 @@ std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
     const std::string name = "mlpcore_mlp_w" + std::to_string(w);
     for (const bool sample_major : {true, false}) {
       const ops::FusedPolicy policy = ops::fused_policy(ops::TileFamily::nvidia, {w, w, w, ops::ShapeKnown::widest, sample_major});
+      // (the float16-accumulating twins, where the width has them, take the same policies)
+      const bool f16acc = ops::runtime_f16_accumulation(ops::TileFamily::nvidia, w, false);
       for (const char* io : {"", "_f16"}) {
         const std::string layout = sample_major ? "" : "_fm";
         policies[name + io + layout] = {policy, f16(io)};
+        if (f16acc) policies[name + "_f16acc" + io + layout] = {policy, f16(io)};
         policies[name + "_act" + io + layout] = {ops::runtime_activations_policy(ops::TileFamily::nvidia, w, policy, true), f16(io)};
       }
       if (sample_major) continue;
@@ -89,7 +92,10 @@ std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
                                                                  {"_fm_one_tile_input", ops::RuntimeTwin::one_tile_input}};
       for (const auto& [suffix, kind] : twins)
         if (const ops::FusedPolicy twin = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, kind); twin != policy)
-          for (const char* io : {"", "_f16"}) policies[name + io + suffix] = {twin, f16(io)};
+          for (const char* io : {"", "_f16"}) {
+            policies[name + io + suffix] = {twin, f16(io)};
+            if (f16acc && kind == ops::RuntimeTwin::large_batch) policies[name + "_f16acc" + io + suffix] = {twin, f16(io)};
+          }
     }
   }
   const auto add_fixed = [&](int index, std::initializer_list<int> widths) {
@@ -157,6 +163,13 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
   for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
   MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_LARGE_BATCH)
 #undef MLPCORE_EXPECT_LARGE_BATCH
+#define MLPCORE_EXPECT_F16ACC(width) add("mlpcore_mlp_w" #width, {"_f16acc"});
+  MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_EXPECT_F16ACC)
+#undef MLPCORE_EXPECT_F16ACC
+#define MLPCORE_EXPECT_F16ACC_LARGE_BATCH(width) \
+  for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width "_f16acc" + std::string(io));
+  MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_F16ACC_LARGE_BATCH)
+#undef MLPCORE_EXPECT_F16ACC_LARGE_BATCH
 #define MLPCORE_EXPECT_ONE_TILE_INPUT(width) \
   for (const char* io : {"_fm_one_tile_input", "_f16_fm_one_tile_input"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
   MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_EXPECT_ONE_TILE_INPUT)

@@ -29,7 +29,7 @@ using test::to_io;
 // nearest (2^-11 relative), inputs and every hidden activation round toward zero (up to 2^-10, always
 // shrinking); with float32 accumulation that stays below 1e-2 relative to max(1, |r|) through up to 8
 // layers with O(1) activations (observed: below 2e-3). float16 accumulation (-f16acc, on the compiled-in
-// and specialized kernels) claims 3e-2.
+// and specialized kernels and the run-time-shaped ones that have it) claims 3e-2.
 // A parameter is a backend's name, and "+builtin" where the GPU backend runs only the kernels built into
 // mlpcore (NetworkOptions::specialize = false) instead of ones specialized for each model.
 constexpr std::string_view kBuiltin = "+builtin";
@@ -124,6 +124,23 @@ Activation random_activation(std::mt19937& rng, bool allow_exp) {
   return activation_of(k);
 }
 
+// The widths of a network of `layers` layers whose hidden layers are W tiles wide (16 W - 15 to 16 W
+// units) and whose input and output have any width up to that.
+std::vector<std::size_t> widths_of_width(std::mt19937& rng, std::size_t w, std::size_t layers) {
+  std::uniform_int_distribution<std::size_t> edge(1, 16 * w), widest(16 * w - 15, 16 * w);
+  std::vector<std::size_t> widths = {edge(rng)};
+  for (std::size_t l = 1; l < layers; ++l) widths.push_back(widest(rng));
+  widths.push_back(edge(rng));
+  return widths;
+}
+
+// "5-100-20-7": a network's widths.
+std::string shape_name(const std::vector<std::size_t>& widths) {
+  std::string name;
+  for (std::size_t x : widths) name += (name.empty() ? "" : "-") + std::to_string(x);
+  return name;
+}
+
 class FusedBackend : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FusedBackend, RandomModelsMatchFloat64) {
@@ -175,11 +192,8 @@ TEST_P(FusedBackend, RunTimeShapedKernelOfEveryWidthMatchesFloat64) {
   std::set<ActivationKind> hidden_kinds;
   std::size_t next_kind = 0;
   for (std::size_t w = 1; w <= 8; ++w) {
-    std::uniform_int_distribution<std::size_t> edge(1, 16 * w), widest(16 * w - 15, 16 * w);
     const std::size_t layers = 2 + w % 4;
-    std::vector<std::size_t> widths = {edge(rng)};
-    for (std::size_t l = 1; l < layers; ++l) widths.push_back(widest(rng));
-    widths.push_back(edge(rng));
+    const std::vector<std::size_t> widths = widths_of_width(rng, w, layers);
     std::vector<Activation> acts;
     for (std::size_t l = 0; l + 1 < layers; ++l) {
       acts.push_back(activation_of(kinds[next_kind++ % kinds.size()]));  // never the same kind twice in a row
@@ -187,8 +201,7 @@ TEST_P(FusedBackend, RunTimeShapedKernelOfEveryWidthMatchesFloat64) {
     }
     acts.push_back(activation_of(kinds[(next_kind + 3) % kinds.size()]));  // the output's: another one again
     const Model m = test::random_model(rng, widths, acts);
-    std::string name;
-    for (std::size_t x : widths) name += (name.empty() ? "" : "-") + std::to_string(x);
+    const std::string name = shape_name(widths);
     const std::string kernel = Network(m, options_for(GetParam())).kernel();
     if (kernel.find("specialized") == std::string::npos)
       EXPECT_TRUE(kernel.starts_with("run-time-shaped, " + std::to_string(16 * w) + " wide")) << name << ": " << kernel;
@@ -231,8 +244,7 @@ TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
     std::vector<Activation> acts;
     for (const K k : kinds) acts.push_back(activation_of(k));
     const Model m = test::random_model(rng, widths, acts);
-    std::string name;
-    for (std::size_t x : widths) name += (name.empty() ? "" : "-") + std::to_string(x);
+    const std::string name = shape_name(widths);
     const std::string kernel = Network(m, options_for(GetParam())).kernel();
     if (kernel.find("specialized") == std::string::npos) {
       EXPECT_TRUE(kernel.starts_with("run-time-shaped")) << name << ": " << kernel;
@@ -245,6 +257,35 @@ TEST_P(FusedBackend, RunTimeShapedKernelsPadNarrowerLayers) {
     }
     check<float>(m, GetParam(), 33, rng, "float32 " + name, stats, 0, Layout::sample_major);
     check<std::uint16_t>(m, GetParam(), 47, rng, "float16 " + name, stats, 0, Layout::feature_major);
+  }
+  std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
+}
+
+// The run-time-shaped kernels with ReLU hidden layers accumulate as the backend does where their width has
+// float16-accumulating twins (ops::runtime_f16_accumulation: 32-112 wide on NVIDIA, mlpcore_mlp_w<W>_f16acc):
+// with float16 accumulation asked for (-f16acc) those, else float32 accumulators, and 16 and 128 wide always
+// float32. For each width a network of ReLU hidden layers whose widest are W tiles and whose edges have
+// any width up to that, float32 and float16 I/O in both layouts, partial sample tiles, against float64
+// within the backend's tolerance.
+TEST_P(FusedBackend, RunTimeShapedReluKernelsAccumulateAsTheBackendAsks) {
+  std::mt19937 rng(seed(23));
+  Stats stats;
+  const bool f16acc = GetParam().find("f16acc") != std::string::npos;
+  for (std::size_t w = 1; w <= 8; ++w) {
+    const std::size_t layers = 2 + (w + 1) % 3;
+    const std::vector<std::size_t> widths = widths_of_width(rng, w, layers);
+    std::vector<Activation> acts(layers - 1, Activation::make(ActivationKind::relu));
+    acts.push_back(Activation::make(w % 2 ? ActivationKind::none : ActivationKind::sigmoid));
+    const Model m = test::random_model(rng, widths, acts);
+    const std::string name = shape_name(widths);
+    const Network net(m, options_for(GetParam()));
+    if (net.kernel().find("specialized") == std::string::npos) {
+      EXPECT_TRUE(net.kernel().starts_with("run-time-shaped, " + std::to_string(16 * w) + " wide")) << name << ": " << net.kernel();
+      EXPECT_EQ(accumulates_in_f16(net), f16acc && w >= 2 && w <= 7) << name << ": " << net.kernel();
+    }
+    const Layout first = w % 2 ? Layout::feature_major : Layout::sample_major, second = w % 2 ? Layout::sample_major : Layout::feature_major;
+    check<float>(m, GetParam(), 33, rng, "float32 " + name, stats, 0, first);
+    check<std::uint16_t>(m, GetParam(), 17, rng, "float16 " + name, stats, 0, second);
   }
   std::cout << GetParam() << ": worst relative error " << stats.worst << "\n";
 }

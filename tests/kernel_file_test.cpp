@@ -173,8 +173,11 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_TRUE(compiled.f16_accumulation);
   const FusedPlan runtime = plan_fused(other, "t", {ops::TileFamily::nvidia, false, true});
   EXPECT_EQ(runtime.kind, KernelKind::runtime_shaped);
-  EXPECT_FALSE(runtime.f16_accumulation);  // the run-time-shaped kernels accumulate in float32 only
-  EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_w4");
+  EXPECT_TRUE(runtime.f16_accumulation) << "64 wide: a run-time-shaped width with float16-accumulating kernels";
+  EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_w4_f16acc");
+  EXPECT_EQ(runtime.kernel_name(Io::f16, KernelSlot::feature_major), "mlpcore_mlp_w4_f16acc_f16_fm");
+  EXPECT_EQ(runtime.describe(), "run-time-shaped, 64 wide (float16 accumulation), for 64-64x5-4");
+  EXPECT_FALSE(plan_fused(other, "t", {ops::TileFamily::nvidia}).f16_accumulation) << "float32 unless asked for";
   EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, {4, 4, 4, ops::ShapeKnown::widest}));
   EXPECT_FALSE(runtime.policy.narrow_input || runtime.policy.narrow_output) << "its edges may have any width";
   const FusedPlan wide = plan_fused(relu_model({3, 32, 112, 32, 1}), "t", {ops::TileFamily::rdna3});
@@ -190,6 +193,34 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_EQ(special.widths, (std::vector<int>{4, 4, 4, 4, 4, 4, 1}));
   EXPECT_EQ(special.policy, ops::fused_policy(ops::TileFamily::nvidia, {4, 4, 1, ops::ShapeKnown::exact}));
   EXPECT_EQ(plan_fused(relu_model({3, 32, 64, 1}), "t", {ops::TileFamily::rdna3, true}).shape, "3-32-64-1");
+}
+
+// The run-time-shaped plans accumulate in float16 where it was asked for and their kernel has a twin that
+// does (ops::runtime_f16_accumulation): NVIDIA's 32-112 wide with ReLU hidden layers; not 16 or 128 wide,
+// not with other hidden activations (the _act kernels), not on AMD (no such tile). Its large-batch twins
+// accumulate as it does.
+TEST(FusedPlan, RunTimeShapedPlansAccumulateInFloat16WhereTheirWidthHasSuchKernels) {
+  const ops::TileFamily nvidia = ops::TileFamily::nvidia;
+  for (const std::size_t width : {16, 32, 40, 64, 80, 100, 112, 128}) {
+    // (an input of two tiles but at 16 wide: no shape compiled in, and the widest layer is the hidden one)
+    const FusedPlan plan = plan_fused(relu_model({width == 16 ? 8u : 20u, width, width, 3}), "t", {nvidia, false, true});
+    ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
+    const bool expected = width > 16 && width < 128;
+    EXPECT_EQ(plan.f16_accumulation, expected) << width << " wide";
+    EXPECT_EQ(plan.f16_accumulation, ops::runtime_f16_accumulation(nvidia, plan.width_tiles, false)) << width << " wide";
+    EXPECT_EQ(plan.kernel_name(Io::f32, KernelSlot::sample_major).ends_with("_f16acc"), expected) << width << " wide";
+    if (plan.large_batch_kernels)
+      EXPECT_EQ(plan.kernel_name(Io::f16, KernelSlot::feature_major_large_batch),
+                "mlpcore_mlp_w" + std::to_string(plan.width_tiles) + (expected ? "_f16acc" : "") + "_f16_fm_large");
+  }
+  const FusedPlan silu = plan_fused(hidden_model({20, 64, 64, 3}, ActivationKind::silu), "t", {nvidia, false, true});
+  EXPECT_TRUE(silu.activations_per_tile);
+  EXPECT_FALSE(silu.f16_accumulation) << "the _act kernels accumulate in float32";
+  EXPECT_EQ(silu.kernel_name(), "mlpcore_mlp_w4_act");
+  for (const auto family : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna}) {
+    EXPECT_FALSE(plan_fused(relu_model({20, 64, 64, 3}), "t", {family, false, true}).f16_accumulation);
+    for (int w = 1; w <= 8; ++w) EXPECT_FALSE(ops::runtime_f16_accumulation(family, w, false));
+  }
 }
 
 // Reading a descriptor as a warp-uniform value (ops::warp_uniform) is for kernels that read their layers

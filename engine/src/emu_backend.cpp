@@ -44,36 +44,44 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
 #undef MLPCORE_FIXED_CASE
       }
       break;
-    case KernelKind::runtime_shaped:
-      if constexpr (std::is_same_v<ops::acc_elem_t<Tile>, float>) {  // (they accumulate in float32 only)
-        EmulatedKernel k;
-        const auto kernel = [&](auto width, auto activations) {
-          constexpr int W = decltype(width)::value;
-          using Activations = decltype(activations);
-          using ops::RuntimeTwin;
-          const auto forward = []<RuntimeTwin Twin>(TwinTag<Twin>) {
-            return [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
-              ops::mlp_forward<Tile, W, Activations, Twin>(view, in, o, n, layout);
-            };
+    case KernelKind::runtime_shaped: {
+      // A float16-accumulating tile has kernels at the widths ops::runtime_f16_accumulation gives, with ReLU
+      // hidden layers compiled in (the plan accumulates in float16 there only).
+      constexpr bool kF16Acc = !std::is_same_v<ops::acc_elem_t<Tile>, float>;
+      EmulatedKernel k;
+      bool found = false;
+      const auto kernel = [&](auto width, auto activations) {
+        constexpr int W = decltype(width)::value;
+        using Activations = decltype(activations);
+        using ops::RuntimeTwin;
+        const auto forward = []<RuntimeTwin Twin>(TwinTag<Twin>) {
+          return [](const auto& view, const auto* in, auto* o, unsigned n, auto layout) {
+            ops::mlp_forward<Tile, W, Activations, Twin>(view, in, o, n, layout);
           };
-          EmulatedKernel e = emulated_kernel(forward(TwinTag<RuntimeTwin::none>{}));
-          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::large_batch, Activations>())
-            set_emulated_slot<KernelSlot::feature_major_large_batch>(e, forward(TwinTag<RuntimeTwin::large_batch>{}));
-          if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>()) {
-            if (plan.one_tile_input_twin) set_emulated_slot<KernelSlot::feature_major>(e, forward(TwinTag<RuntimeTwin::one_tile_input>{}));
-          } else if (plan.one_tile_input_twin) {
-            throw std::logic_error("the plan names a one-tile-input twin this kernel does not have");  // (a GPU would not find it)
-          }
-          return e;
         };
-        static_for_widths([&](auto width) {
-          if (decltype(width)::value == plan.width_tiles)
-            k = plan.activations_per_tile ? kernel(width, ops::RuntimeActivationsPerTile{})
-                                            : kernel(width, ops::RuntimeKernelActivations<Tile::kFamily>{});
-        });
-        return k;
-      }
+        EmulatedKernel e = emulated_kernel(forward(TwinTag<RuntimeTwin::none>{}));
+        if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::large_batch, Activations>())
+          set_emulated_slot<KernelSlot::feature_major_large_batch>(e, forward(TwinTag<RuntimeTwin::large_batch>{}));
+        if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>()) {
+          static_assert(!kF16Acc, "no float16-accumulating one-tile-input twins (ops/fused_mlp_kernels.gpu.cpp)");
+          if (plan.one_tile_input_twin) set_emulated_slot<KernelSlot::feature_major>(e, forward(TwinTag<RuntimeTwin::one_tile_input>{}));
+        } else if (plan.one_tile_input_twin) {
+          throw std::logic_error("the plan names a one-tile-input twin this kernel does not have");  // (a GPU would not find it)
+        }
+        found = true;
+        return e;
+      };
+      static_for_widths([&](auto width) {
+        constexpr int W = decltype(width)::value;
+        if (W != plan.width_tiles) return;
+        if constexpr (!kF16Acc)
+          k = plan.activations_per_tile ? kernel(width, ops::RuntimeActivationsPerTile{}) : kernel(width, ops::RuntimeKernelActivations<Tile::kFamily>{});
+        else if constexpr (ops::runtime_f16_accumulation(Tile::kFamily, W, false))
+          if (!plan.activations_per_tile) k = kernel(width, ops::RuntimeKernelActivations<Tile::kFamily>{});
+      });
+      if (found) return k;
       break;
+    }
     case KernelKind::specialized: break;
   }
   throw std::logic_error("emulated backends have no kernel for this plan");
@@ -100,8 +108,8 @@ std::unique_ptr<BackendNetwork> create_emu_cdna2_network(const Model& m) {
 }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return create<ops::TileMmaSm80>(m, "emu-nvidia", {ops::TileFamily::nvidia}); }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m, const FusedPlan& plan) {
-  if (plan.family != ops::TileFamily::nvidia || plan.f16_accumulation) throw std::logic_error("emu-nvidia runs NVIDIA plans that accumulate in float32");
-  return create_planned<ops::TileMmaSm80>(m, "emu-nvidia", plan);
+  if (plan.family != ops::TileFamily::nvidia) throw std::logic_error("emu-nvidia runs NVIDIA plans");
+  return create_planned<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, plan.f16_accumulation ? "emu-nvidia-f16acc" : "emu-nvidia", plan);
 }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
   return create<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, "emu-nvidia-f16acc", {ops::TileFamily::nvidia, false, true});

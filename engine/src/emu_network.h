@@ -90,9 +90,9 @@ EmulatedKernel emulated_kernel(Forward forward) {
   return k;
 }
 
-// The emu-nvidia backend running `plan` (plan_fused's for `model` on the NVIDIA family, float32
-// accumulation, built-in kernels) as it is: the tests lower its large_batch to run the large-batch twins on
-// batches the emulator takes in seconds.
+// The emu-nvidia backend running `plan` (plan_fused's for `model` on the NVIDIA family, built-in kernels;
+// emu-nvidia-f16acc where it accumulates in float16) as it is: the tests lower its large_batch to run the
+// large-batch twins on batches the emulator takes in seconds.
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& model, const FusedPlan& plan);
 
 }  // namespace mlpcore::detail

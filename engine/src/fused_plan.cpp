@@ -93,9 +93,9 @@ FusedPlan plan_fused(const Model& model, const char* backend, PlanRequest reques
   p.activations_per_tile = p.kind == KernelKind::runtime_shaped && ops::runtime_activations_per_tile(p.family) &&
                            std::any_of(p.activations.begin(), p.activations.end() - 1, [](ActivationKind k) { return k != ActivationKind::relu; });
   if (p.kind == KernelKind::specialized) p.layouts = request.layouts;
-  // The run-time-shaped kernels accumulate in float32 only (float16 made them slower, see
-  // ops/fused_mlp_kernels.gpu.cpp).
-  p.f16_accumulation = request.f16_accumulation && p.kind != KernelKind::runtime_shaped;
+  // The run-time-shaped kernels accumulate in float16 only at the widths that have such kernels.
+  p.f16_accumulation = request.f16_accumulation && (p.kind != KernelKind::runtime_shaped ||
+                                                    ops::runtime_f16_accumulation(p.family, p.width_tiles, p.activations_per_tile));
   ops::FusedShape shape = p.kind == KernelKind::runtime_shaped
                               ? ops::FusedShape{p.width_tiles, p.width_tiles, p.width_tiles, ops::ShapeKnown::widest}
                               : ops::FusedShape{p.widths.front(), p.width_tiles, p.widths.back(),
@@ -218,7 +218,7 @@ PackedShape FusedPlan::packed_shape(KernelSlot slot) const {
 std::string FusedPlan::kernel_name() const {
   const std::string acc = f16_accumulation ? "_f16acc" : "";
   switch (kind) {
-    case KernelKind::runtime_shaped: return "mlpcore_mlp_w" + std::to_string(width_tiles) + (activations_per_tile ? "_act" : "");
+    case KernelKind::runtime_shaped: return "mlpcore_mlp_w" + std::to_string(width_tiles) + (activations_per_tile ? "_act" : "") + acc;
     case KernelKind::compiled_in: return "mlpcore_mlp_fixed_" + std::to_string(fixed_index) + acc;
     case KernelKind::specialized: return "mlpcore_mlp_specialized";  // its module holds this model's kernels only
   }
@@ -242,7 +242,7 @@ std::string FusedPlan::describe() const {
       large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
   switch (kind) {
     case KernelKind::runtime_shaped:
-      return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + (activations_per_tile ? ", activations tested per tile" : "") +
+      return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + acc + (activations_per_tile ? ", activations tested per tile" : "") +
              (one_tile_input_twin ? ", feature-major first layer on one input tile" : "") + ", for " + shape + large;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {

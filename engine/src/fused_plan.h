@@ -114,7 +114,8 @@ inline bool serves(const NetworkOptions::Layouts& layouts, Layout layout) {
 }
 
 // Which kernels a backend may plan for. specialize: it can compile this model's own kernel;
-// f16_accumulation: it accumulates in float16 wherever the kernel's shape is compiled in or specialized.
+// f16_accumulation: it accumulates in float16 wherever the kernel's shape is compiled in or specialized, and
+// in the run-time-shaped kernels that have float16-accumulating twins (ops::runtime_f16_accumulation).
 struct PlanRequest {
   ops::TileFamily family;
   bool specialize = false;

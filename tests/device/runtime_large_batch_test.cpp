@@ -56,7 +56,8 @@ TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
 // padded narrower layers, inputs of several tiles; outputs whose float32 calls keep the kernel (16 wide, 16
 // outputs) and take the twin (96 wide, 20 outputs), with the output layer's activation read at run time. Batches: 15 (the kernel), 17, 81 and 1000 (the twin's element path and column vectors) and
 // 2100 (more than one pass of the emulator's 8 blocks, so waves stride to a second block and the 16-wide
-// twin's input prefetch fetches one).
+// twin's input prefetch fetches one). With float16 accumulation too where the width has such twins
+// (ops::runtime_f16_accumulation: 80-112 wide), within the float16-accumulating backend's 3e-2.
 TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
   std::mt19937 rng(31);
   using K = ActivationKind;
@@ -70,35 +71,47 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
                                    {{40, 96, 50, 96, 20}, {K::relu, K::relu, K::relu, K::leaky_relu}},
                                    {{20, 112, 112, 7}, {K::relu, K::relu, K::tanh}}};
   std::set<int> widths;
-  double worst = 0;
+  int f16acc_widths = 0;
+  double worst = 0, worst_f16acc = 0;
   for (const Case& c : cases) {
     std::vector<Activation> acts;
     for (const K k : c.kinds) acts.push_back(k == K::leaky_relu ? Activation::make(k, 0.1f) : Activation::make(k));
     const Model m = test::random_model(rng, c.widths, acts);
-    FusedPlan plan = plan_fused(m, "emu-nvidia", {ops::TileFamily::nvidia});
-    ASSERT_EQ(plan.kind, KernelKind::runtime_shaped) << plan.shape;
-    ASSERT_TRUE(plan.large_batch_kernels) << plan.shape;
-    widths.insert(plan.width_tiles);
-    plan.large_batch = 17;
-    const CallRouting routing = call_routing(plan);
-    const auto slot = [&](std::size_t batch, Io io) { return routing.slot({nullptr, nullptr, batch, io, Layout::feature_major}); };
-    EXPECT_EQ(slot(15, Io::f16), KernelSlot::feature_major) << plan.shape;
-    EXPECT_EQ(slot(17, Io::f16), KernelSlot::feature_major_large_batch) << plan.shape;
-    EXPECT_EQ(slot(17, Io::f32), m.output_dim() <= 8 || plan.width_tiles > 1 ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major)
-        << plan.shape;
-    const auto net = create_emu_nvidia_network(m, plan);
-    for (const std::size_t batch : {15, 17, 81, 1000, 2100}) {
-      const std::string what = plan.shape + ", " + std::to_string(batch) + " feature-major samples, ";
-      test::check_backend_batch<float>(*net, m, batch, Layout::feature_major, 1e-2, rng, what + "float32 I/O", worst);
-      test::check_backend_batch<std::uint16_t>(*net, m, batch, Layout::feature_major, 1e-2, rng, what + "float16 I/O", worst);
+    for (const bool f16_accumulation : {false, true}) {
+      FusedPlan plan = plan_fused(m, "emu-nvidia", {ops::TileFamily::nvidia, false, f16_accumulation});
+      ASSERT_EQ(plan.kind, KernelKind::runtime_shaped) << plan.shape;
+      ASSERT_TRUE(plan.large_batch_kernels) << plan.shape;
+      if (f16_accumulation && !plan.f16_accumulation) continue;  // (no float16-accumulating twin at this width)
+      widths.insert(plan.width_tiles);
+      f16acc_widths += f16_accumulation;
+      plan.large_batch = 17;
+      const CallRouting routing = call_routing(plan);
+      const auto slot = [&](std::size_t batch, Io io) { return routing.slot({nullptr, nullptr, batch, io, Layout::feature_major}); };
+      EXPECT_EQ(slot(15, Io::f16), KernelSlot::feature_major) << plan.shape;
+      EXPECT_EQ(slot(17, Io::f16), KernelSlot::feature_major_large_batch) << plan.shape;
+      EXPECT_EQ(slot(17, Io::f32), m.output_dim() <= 8 || plan.width_tiles > 1 ? KernelSlot::feature_major_large_batch : KernelSlot::feature_major)
+          << plan.shape;
+      const auto net = create_emu_nvidia_network(m, plan);
+      const double tolerance = f16_accumulation ? 3e-2 : 1e-2;
+      for (const std::size_t batch : {15, 17, 81, 1000, 2100}) {
+        const std::string what = plan.shape + (f16_accumulation ? " (float16 accumulation), " : ", ") + std::to_string(batch) + " feature-major samples, ";
+        test::check_backend_batch<float>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float32 I/O", (f16_accumulation ? worst_f16acc : worst));
+        test::check_backend_batch<std::uint16_t>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float16 I/O",
+                                                 (f16_accumulation ? worst_f16acc : worst));
+      }
     }
   }
+  int listed_f16acc = 0;
+#define MLPCORE_COUNT_WIDTH(W) ++listed_f16acc;
+  MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_COUNT_WIDTH)
+#undef MLPCORE_COUNT_WIDTH
+  EXPECT_EQ(f16acc_widths, listed_f16acc) << "the float16-accumulating twins of each width that has them";
   std::set<int> with_twins;
 #define MLPCORE_TWIN_WIDTH(W) with_twins.insert(W);
   MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_TWIN_WIDTH)
 #undef MLPCORE_TWIN_WIDTH
   EXPECT_EQ(widths, with_twins) << "a network of each width with a twin";
-  std::cout << "worst relative error " << worst << " (tolerance 1e-2)\n";
+  std::cout << "worst relative error " << worst << " (tolerance 1e-2), with float16 accumulation " << worst_f16acc << " (tolerance 3e-2)\n";
 }
 
 }  // namespace
