@@ -10,7 +10,7 @@
 // tiles per warp (ops::runtime_large_batch_policy), and for those of MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS
 // mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy),
 // and for those of MLPCORE_RUNTIME_F16ACC_WIDTHS mlpcore_mlp_w<W>_f16acc, its twin accumulating in float16
-// (ops::runtime_f16_accumulation), with its large-batch twin;
+// (ops::runtime_f16_accumulation), with a large-batch twin of its own where the kernel has one;
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix.
@@ -64,6 +64,7 @@ MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KER
 // runtime_f16_accumulation gives, and its large-batch twin where the policy table gives one (no such
 // width has a one-tile-input twin, which would need one too).
 #define MLPCORE_F16ACC_BIT(W) | (mlpcore::ops::runtime_f16_accumulation(mlpcore::ops::TileFamily::nvidia, W, false) ? 1u << ((W) - 1) : 0u)
+#define MLPCORE_ACT_F16ACC_BIT(W) | (mlpcore::ops::runtime_f16_accumulation(mlpcore::ops::TileFamily::nvidia, W, true) ? 1u << ((W) - 1) : 0u)
 #define MLPCORE_F16ACC_TWIN_BIT(W)                                                                                                        \
   | (mlpcore::ops::runtime_f16_accumulation(mlpcore::ops::TileFamily::nvidia, W, false) &&                                                 \
              mlpcore::ops::runtime_twin<mlpcore::ops::NativeF16AccTile, W, MLPCORE_TWIN>()                                                 \
@@ -71,6 +72,7 @@ MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KER
          : 0u)
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_WIDTH_BIT)),
               "a float16-accumulating kernel for each width runtime_f16_accumulation gives, and no other");
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_ACT_F16ACC_BIT)) == 0u, "no float16-accumulating _act kernels are built");
 #define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::large_batch
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT)),
               "a float16-accumulating large-batch twin for each such width the policy gives one, and no other");
@@ -79,7 +81,10 @@ static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == (0u MLPCOR
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == 0u, "no float16-accumulating one-tile-input twins are built");
 #undef MLPCORE_TWIN
 #undef MLPCORE_F16ACC_TWIN_BIT
+#undef MLPCORE_ACT_F16ACC_BIT
 #undef MLPCORE_F16ACC_BIT
+#undef MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KERNELS
+#undef MLPCORE_RUNTIME_F16ACC_KERNELS
 #else
 static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTile::kFamily), "no twins are built");
 #define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, MLPCORE_RUNTIME_ACTIVATIONS, )

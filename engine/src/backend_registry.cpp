@@ -40,7 +40,7 @@ std::vector<Backend> all_backends() {
   // wide networks and for activations that amplify (exponential).
   backends.push_back({{"cpu", std::string("CPU, float32, ") + best_cpu_kernels().isa + " kernels", true, "", 1e-4}, create_cpu_network});
   // Opt-in precision variants: listed after cpu, so "auto" never picks them.
-  backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 in specialized and compiled-in kernels (tiny-cuda-nn's numerics): faster, float16-precision results",
+  backends.push_back({{"cuda-f16acc", "as cuda, accumulating in float16 (tiny-cuda-nn's numerics) in specialized and compiled-in kernels and in the run-time-shaped ones 32-112 wide with ReLU hidden layers: faster, float16-precision results",
                        cuda.available, cuda.reason, kF16AccTolerance},
                       cuda.available ? Backend::Factory(create_cuda_f16acc_network) : nullptr});
   // The GPU kernels on the wave emulator: float16 operands, float32 accumulation (see kFp16Tolerance).

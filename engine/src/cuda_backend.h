@@ -28,7 +28,8 @@ CudaProbe probe_cuda(const CudaDriver& driver, std::span<const EmbeddedCodeObjec
 const CudaProbe& cuda_probe();  // this process's, probed once
 // float32 accumulation
 std::unique_ptr<BackendNetwork> create_cuda_network(const Model& model, const NetworkOptions& options);
-// float16 accumulation in specialized and compiled-in kernels
+// float16 accumulation in specialized and compiled-in kernels, and in the run-time-shaped ones that have it
+// (ops::runtime_f16_accumulation)
 std::unique_ptr<BackendNetwork> create_cuda_f16acc_network(const Model& model, const NetworkOptions& options);
 
 }  // namespace mlpcore::detail

@@ -71,7 +71,7 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
                                    {{40, 96, 50, 96, 20}, {K::relu, K::relu, K::relu, K::leaky_relu}},
                                    {{20, 112, 112, 7}, {K::relu, K::relu, K::tanh}}};
   std::set<int> widths;
-  int f16acc_widths = 0;
+  std::set<int> f16acc_widths;
   double worst = 0, worst_f16acc = 0;
   for (const Case& c : cases) {
     std::vector<Activation> acts;
@@ -83,7 +83,7 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
       ASSERT_TRUE(plan.large_batch_kernels) << plan.shape;
       if (f16_accumulation && !plan.f16_accumulation) continue;  // (no float16-accumulating twin at this width)
       widths.insert(plan.width_tiles);
-      f16acc_widths += f16_accumulation;
+      if (f16_accumulation) f16acc_widths.insert(plan.width_tiles);
       plan.large_batch = 17;
       const CallRouting routing = call_routing(plan);
       const auto slot = [&](std::size_t batch, Io io) { return routing.slot({nullptr, nullptr, batch, io, Layout::feature_major}); };
@@ -101,10 +101,10 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
       }
     }
   }
-  int listed_f16acc = 0;
-#define MLPCORE_COUNT_WIDTH(W) ++listed_f16acc;
-  MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_COUNT_WIDTH)
-#undef MLPCORE_COUNT_WIDTH
+  std::set<int> listed_f16acc;
+#define MLPCORE_F16ACC_WIDTH(W) listed_f16acc.insert(W);
+  MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_F16ACC_WIDTH)
+#undef MLPCORE_F16ACC_WIDTH
   EXPECT_EQ(f16acc_widths, listed_f16acc) << "the float16-accumulating twins of each width that has them";
   std::set<int> with_twins;
 #define MLPCORE_TWIN_WIDTH(W) with_twins.insert(W);

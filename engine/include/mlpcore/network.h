@@ -139,7 +139,7 @@ class Network {
 
   // The packed network for your own kernels (ops/device_api.h, CMake target mlpcore::device): device
   // pointers for hip/cuda, host pointers for the emu-* backends. Throws Error(invalid_argument) on cpu and
-  // where the network accumulates in float16 (cuda-f16acc on a compiled-in shape): the device API does not.
+  // where the network accumulates in float16 (cuda-f16acc; see kernel()): the device API does not.
   // Where the network's own kernels run narrow edges, the view is of a packing in full tiles of its own.
   DeviceNetworkView device_view() const;
 
