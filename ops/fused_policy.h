@@ -288,11 +288,11 @@ MLPCORE_HOST_DEVICE constexpr bool runtime_activations_per_tile(TileFamily famil
 // which networks on it run where float16 accumulation was asked for (cuda-f16acc;
 // FusedPlan::f16_accumulation). On an H200 against the float32 kernels, side by side, ReLU networks, both
 // layouts and I/O types (docs/benchmarks.md, "The built-in fallback with float16 accumulation"): 32-112
-// wide +8% to +15% on geometric means at 2^22, 2^16 and 2^14 samples (16 networks; 20 in two runs, up to +39%), but 48 wide
-// feature-major with float16 I/O -2% to -12% at 2^16-2^14 (32-48x3-3, 5-48x3-3, 9-40x4-2); 16 wide -3% to
-// +2%; 128 wide feature-major +11% to +38% but sample-major -4% to -19% at 2^16; with other hidden
-// activations (the _act kernels) 32-112 wide -19% to +7%. (An earlier form of these kernels was slower with
-// it at every width measured: docs/nvidia-kernels.md.)
+// wide +8% to +15% on geometric means at 2^22, 2^16 and 2^14 samples (16 networks; 20 in two runs, up to
+// +39%), but 48 wide feature-major with float16 I/O -2% to -12% at 2^16-2^14 (32-48x3-3, 5-48x3-3,
+// 9-40x4-2); 16 wide -3% to +2%; 128 wide feature-major +11% to +38% but sample-major -4% to -19% at 2^16;
+// with other hidden activations (the _act kernels) 32-112 wide -19% to +7%. (An earlier form of these
+// kernels was slower with it at every width measured: docs/nvidia-kernels.md.)
 MLPCORE_HOST_DEVICE constexpr bool runtime_f16_accumulation(TileFamily family, int width_tiles, bool activations_per_tile) {
   return family == TileFamily::nvidia && !activations_per_tile && width_tiles >= 2 && width_tiles <= 7;
 }

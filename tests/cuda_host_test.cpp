@@ -159,19 +159,20 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
 #define MLPCORE_EXPECT_RUNTIME(width) add("mlpcore_mlp_w" #width, {"", "_act"});
   MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
 #undef MLPCORE_EXPECT_RUNTIME
-#define MLPCORE_EXPECT_LARGE_BATCH(width) \
-  for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
+  // A feature-major twin's two kernels, float32 and float16 I/O: `name`[_f16]_fm`twin`.
+  const auto add_twin = [&](const std::string& name, const char* twin) {
+    for (const char* io : {"", "_f16"}) expected.insert(name + io + "_fm" + twin);
+  };
+#define MLPCORE_EXPECT_LARGE_BATCH(width) add_twin("mlpcore_mlp_w" #width, "_large");
   MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_LARGE_BATCH)
 #undef MLPCORE_EXPECT_LARGE_BATCH
 #define MLPCORE_EXPECT_F16ACC(width) add("mlpcore_mlp_w" #width, {"_f16acc"});
   MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_EXPECT_F16ACC)
 #undef MLPCORE_EXPECT_F16ACC
-#define MLPCORE_EXPECT_F16ACC_LARGE_BATCH(width) \
-  for (const char* io : {"_fm_large", "_f16_fm_large"}) expected.insert("mlpcore_mlp_w" #width "_f16acc" + std::string(io));
+#define MLPCORE_EXPECT_F16ACC_LARGE_BATCH(width) add_twin("mlpcore_mlp_w" #width "_f16acc", "_large");
   MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_F16ACC_LARGE_BATCH)
 #undef MLPCORE_EXPECT_F16ACC_LARGE_BATCH
-#define MLPCORE_EXPECT_ONE_TILE_INPUT(width) \
-  for (const char* io : {"_fm_one_tile_input", "_f16_fm_one_tile_input"}) expected.insert("mlpcore_mlp_w" #width + std::string(io));
+#define MLPCORE_EXPECT_ONE_TILE_INPUT(width) add_twin("mlpcore_mlp_w" #width, "_one_tile_input");
   MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_EXPECT_ONE_TILE_INPUT)
 #undef MLPCORE_EXPECT_ONE_TILE_INPUT
 #define MLPCORE_EXPECT_FIXED(index, ...) add("mlpcore_mlp_fixed_" #index, {"", "_f16acc"});

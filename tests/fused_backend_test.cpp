@@ -504,8 +504,8 @@ TEST_P(FusedBackend, LayersWiderThanTheFusedKernelAreRefused) {
 }
 
 // The device API (ops/device_api.h) runs full 16x16 tiles accumulating in float32: a network packed for
-// float16 accumulators (the -f16acc backends but on the run-time-shaped kernels without such twins) offers no view for it
-// and says why; every other one does, in full tiles where its kernels run narrow edges (16-64x2-4's last
+// float16 accumulators (the -f16acc backends, but on the run-time-shaped kernels without such twins)
+// offers no view for it and says why; every other one does, in full tiles where its kernels run narrow edges (16-64x2-4's last
 // layer on NVIDIA; the emulated backends' views are in host memory, where the test reads them).
 TEST_P(FusedBackend, DeviceViewIsOfferedWhereTheNetworkAccumulatesInFloat32) {
   std::mt19937 rng(seed(12));

@@ -3,6 +3,7 @@
 // they run a model's compiled-in kernel where its shape has one and the run-time-shaped kernels
 // otherwise, as the GPU backends do without a compiler; the tests run the specialized sources.
 // Slow (every lane is a fiber) and exact to the kernels' arithmetic: for checking models without the GPU.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -48,8 +49,7 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
       // A float16-accumulating tile has kernels at the widths ops::runtime_f16_accumulation gives, with ReLU
       // hidden layers compiled in (the plan accumulates in float16 there only).
       constexpr bool kF16Acc = !std::is_same_v<ops::acc_elem_t<Tile>, float>;
-      EmulatedKernel k;
-      bool found = false;
+      std::optional<EmulatedKernel> k;
       const auto kernel = [&](auto width, auto activations) {
         constexpr int W = decltype(width)::value;
         using Activations = decltype(activations);
@@ -68,7 +68,6 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
         } else if (plan.one_tile_input_twin) {
           throw std::logic_error("the plan names a one-tile-input twin this kernel does not have");  // (a GPU would not find it)
         }
-        found = true;
         return e;
       };
       static_for_widths([&](auto width) {
@@ -79,7 +78,7 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
         else if constexpr (ops::runtime_f16_accumulation(Tile::kFamily, W, false))
           if (!plan.activations_per_tile) k = kernel(width, ops::RuntimeKernelActivations<Tile::kFamily>{});
       });
-      if (found) return k;
+      if (k) return *k;
       break;
     }
     case KernelKind::specialized: break;

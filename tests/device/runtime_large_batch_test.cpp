@@ -93,11 +93,11 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
           << plan.shape;
       const auto net = create_emu_nvidia_network(m, plan);
       const double tolerance = f16_accumulation ? 3e-2 : 1e-2;
+      double& worst_here = f16_accumulation ? worst_f16acc : worst;
       for (const std::size_t batch : {15, 17, 81, 1000, 2100}) {
         const std::string what = plan.shape + (f16_accumulation ? " (float16 accumulation), " : ", ") + std::to_string(batch) + " feature-major samples, ";
-        test::check_backend_batch<float>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float32 I/O", (f16_accumulation ? worst_f16acc : worst));
-        test::check_backend_batch<std::uint16_t>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float16 I/O",
-                                                 (f16_accumulation ? worst_f16acc : worst));
+        test::check_backend_batch<float>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float32 I/O", worst_here);
+        test::check_backend_batch<std::uint16_t>(*net, m, batch, Layout::feature_major, tolerance, rng, what + "float16 I/O", worst_here);
       }
     }
   }
