@@ -406,7 +406,7 @@ MLPCORE_DEVICE void store_output(const typename Tile::AccFrag (&acc)[S], int mt,
 }
 
 // One dense layer, with Tile's instructions, on the activations in `act` (registers indexed only by
-// unrolled counters), as kPolicy says (prefetch_weights, compiler_unrolls_tiles). A hidden layer leaves
+// unrolled counters), as kPolicy says (prefetch_weights, prefetch_bias, compiler_unrolls_tiles). A hidden layer leaves
 // its output in `out` (which may be `act`), seen by `range`; the last layer stores it.
 template <class Tile, class Activations, FusedPolicy kPolicy, IoLayout L = IoLayout::sample_major, int InTiles, int Tiles, int S, class OutFrag,
           class Io>
@@ -429,25 +429,28 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
     }
     return Activations::of(d, last);
   };
-  constexpr bool Prefetch = kPolicy.prefetch_weights;
+  constexpr bool Prefetch = kPolicy.prefetch_weights, PrefetchBias = kPolicy.prefetch_bias;
+  static_assert(Prefetch || !PrefetchBias, "a bias loads ahead with its tile's weights");
   OutFrag next[Tiles][S];
-  // With Prefetch, output tile mt + 1's weight fragments load while tile mt's matrix instructions run
-  // (their L1 latency is what such a kernel otherwise waits on).
+  // With Prefetch, output tile mt + 1's weight fragments (and with PrefetchBias its bias) load while tile
+  // mt's matrix instructions run (their L1 latency is what such a kernel otherwise waits on).
   typename Tile::AFrag weights[InTiles]{}, upcoming[InTiles]{};  // only fragments kt < in_tiles are read
-  const auto load_weights = [&](int mt, typename Tile::AFrag (&into)[InTiles]) {
+  typename Tile::AccFrag bias_ahead{}, bias_upcoming{};
+  const auto load_ahead = [&](int mt, typename Tile::AFrag (&into)[InTiles], typename Tile::AccFrag& bias_into) {
     MLPCORE_UNROLL
     for (int kt = 0; kt < InTiles; ++kt)
       if (kt < in_tiles) into[kt] = load_packed_a<Tile>(w, in_tiles, mt, kt);
+    if constexpr (PrefetchBias) bias_into = load_packed_bias<Tile>(bias, mt);
   };
-  if constexpr (Prefetch) load_weights(0, weights);
+  if constexpr (Prefetch) load_ahead(0, weights, bias_ahead);
   const auto output_tile = [&](auto tile) {  // tile: an int, or static_for's integral_constant
     const int mt = tile;
     if (mt >= out_tiles) return;
     if constexpr (Prefetch) {
-      if (mt + 1 < out_tiles) load_weights(mt + 1, upcoming);
+      if (mt + 1 < out_tiles) load_ahead(mt + 1, upcoming, bias_upcoming);
     }
     // The bias is the first K tile's C operand: no copies into the S accumulators.
-    const typename Tile::AccFrag bias_acc = load_packed_bias<Tile>(bias, mt);
+    const typename Tile::AccFrag bias_acc = PrefetchBias ? bias_ahead : load_packed_bias<Tile>(bias, mt);
     typename Tile::AccFrag acc[S];
     MLPCORE_UNROLL
     for (int kt = 0; kt < InTiles; ++kt) {
@@ -461,6 +464,7 @@ MLPCORE_DEVICE void dense_layer(const NetworkView& net, const LayerDesc& d, int 
       MLPCORE_UNROLL
       for (int kt = 0; kt < InTiles; ++kt)
         if (kt < in_tiles && mt + 1 < out_tiles) weights[kt] = upcoming[kt];
+      if (PrefetchBias && mt + 1 < out_tiles) bias_ahead = bias_upcoming;
     }
     if (last) {
       MLPCORE_UNROLL
@@ -636,22 +640,26 @@ constexpr FusedPolicy bounded_shape_policy() {
 // too, the same for both. Only the kernels without the _act suffix have twins.
 template <class Tile, int W, IoLayout L = IoLayout::sample_major, RuntimeTwin Twin = RuntimeTwin::none, bool PerTile = false>
 constexpr FusedPolicy runtime_shape_policy() {
-  static_assert(Twin == RuntimeTwin::none || L == IoLayout::feature_major, "the twins are feature-major");
+  static_assert(Twin == RuntimeTwin::none || Twin == RuntimeTwin::small_batch || L == IoLayout::feature_major,
+                "the twins but the small-batch ones are feature-major");
   const FusedPolicy base = tile_policy<Tile>({W, W, W, ShapeKnown::widest, L == IoLayout::sample_major});
   return runtime_twin_policy(Tile::kFamily, W, runtime_activations_policy(Tile::kFamily, W, base, PerTile), PerTile, Twin);
 }
 
-// Whether the family's run-time-shaped feature-major kernel W tiles wide with Activations has Twin (as
-// FusedPlan decides, with the same function; `none`, the kernel itself, always). No width has both: the
-// plan derives the large-batch twin's policy from the feature-major slot's, which the one-tile-input twin
-// changes, and its packing with it.
-template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>>
+// Whether the family's run-time-shaped kernel W tiles wide with Activations has Twin in layout L (as
+// FusedPlan decides, with the same function; `none`, the kernel itself, always). A feature-major kernel
+// has one twin at most: the plan derives the large-batch and small-batch twins' policies from the
+// feature-major slot's, which the one-tile-input twin changes, and its packing with it.
+template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>, IoLayout L = IoLayout::feature_major>
 constexpr bool runtime_twin() {
-  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, IoLayout::feature_major>();
+  constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
   constexpr bool kPerTile = Activations::kPerTile;
-  static_assert(runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, RuntimeTwin::large_batch) == kPolicy ||
-                    runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, RuntimeTwin::one_tile_input) == kPolicy,
-                "a run-time-shaped kernel has one twin at most");
+  constexpr auto has = [](RuntimeTwin t) {
+    return runtime_twin_policy(Tile::kFamily, W, runtime_shape_policy<Tile, W, IoLayout::feature_major>(), kPerTile, t) !=
+           runtime_shape_policy<Tile, W, IoLayout::feature_major>();
+  };
+  static_assert(int{has(RuntimeTwin::large_batch)} + int{has(RuntimeTwin::one_tile_input)} + int{has(RuntimeTwin::small_batch)} <= 1,
+                "a run-time-shaped feature-major kernel has one twin at most");
   return Twin == RuntimeTwin::none || runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, Twin) != kPolicy;
 }
 
@@ -674,7 +682,7 @@ template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::
           IoLayout L = IoLayout::sample_major>
 MLPCORE_DEVICE void mlp_forward(const NetworkView& net, const Io* input, Io* output, unsigned batch, LayoutTag<L> = {}) {
   static_assert(W >= 1 && W <= kMaxTilesPerLayer, "unsupported fused width");
-  static_assert(runtime_twin<Tile, W, Twin, Activations>(), "no such twin of this kernel");
+  static_assert(runtime_twin<Tile, W, Twin, Activations, L>(), "no such twin of this kernel");
   constexpr bool kOneTileInputOnly = Twin == RuntimeTwin::one_tile_input;
   if (kOneTileInputOnly && !one_tile_first_layer(net.input_dim, net.num_layers)) abort_kernel("mlp_forward: the one-tile-input twin without one");
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L, Twin, Activations::kPerTile>();

@@ -10,7 +10,9 @@
 // tiles per warp (ops::runtime_large_batch_policy), and for those of MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS
 // mlpcore_mlp_w<W>_fm_one_tile_input, its twin for inputs of one tile (ops::runtime_one_tile_input_policy),
 // and for those of MLPCORE_RUNTIME_F16ACC_WIDTHS mlpcore_mlp_w<W>_f16acc, its twin accumulating in float16
-// (ops::runtime_f16_accumulation), with a large-batch twin of its own where the kernel has one;
+// (ops::runtime_f16_accumulation), with a large-batch twin of its own where the kernel has one, and for
+// those of MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS twins of both layouts' kernels, of both accumulations, for
+// small batches, suffixed _small (ops::runtime_small_batch_policy);
 // mlpcore_mlp_fixed_<i> has shape i of ops/fused_shapes.h compiled in. Each reads and writes float32; the
 // same kernel with the suffix _f16 reads and writes float16. Where the tile family can accumulate in
 // float16 (ops/native_tile.h), every fixed-shape kernel also has a twin with _f16acc before that suffix.
@@ -45,6 +47,14 @@
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_fm##suffix, float, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin) \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_f16_fm##suffix, mlpcore::ops::half_t, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin)
 #define MLPCORE_RUNTIME_LARGE_BATCH_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, NativeTile, , large_batch, _large)
+// The small-batch twins of both layouts' kernels of tile `Tile` (names suffixed `acc` before the I/O's).
+#define MLPCORE_RUNTIME_SMALL_BATCH_TWINS(W, Tile, acc)                                                                                  \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_small, float, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, sample_major, small_batch)             \
+  MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_f16_small, mlpcore::ops::half_t, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, sample_major, small_batch) \
+  MLPCORE_RUNTIME_TWINS(W, Tile, acc, small_batch, _small)
+#define MLPCORE_RUNTIME_SMALL_BATCH_KERNELS(W)           \
+  MLPCORE_RUNTIME_SMALL_BATCH_TWINS(W, NativeTile, )     \
+  MLPCORE_RUNTIME_SMALL_BATCH_TWINS(W, NativeF16AccTile, _f16acc)
 #define MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS(W) MLPCORE_RUNTIME_TWINS(W, NativeTile, , one_tile_input, _one_tile_input)
 #define MLPCORE_WIDTH_BIT(W) | (1u << ((W) - 1))
 #if defined(__CUDACC__)
@@ -54,6 +64,8 @@ static_assert(mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTil
   MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, RuntimeActivationsPerTile, _act)
 MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_LARGE_BATCH_KERNELS)
 MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_RUNTIME_ONE_TILE_INPUT_KERNELS)
+MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(MLPCORE_RUNTIME_SMALL_BATCH_KERNELS)
+#define MLPCORE_SMALL_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
 #define MLPCORE_LARGE_BATCH_TWIN_BITS (0u MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT))
 #define MLPCORE_ONE_TILE_INPUT_TWIN_BITS (0u MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_WIDTH_BIT))
 #define MLPCORE_RUNTIME_F16ACC_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, NativeF16AccTile, MLPCORE_RUNTIME_ACTIVATIONS, _f16acc)
@@ -73,6 +85,8 @@ MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_KER
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_WIDTHS(MLPCORE_WIDTH_BIT)),
               "a float16-accumulating kernel for each width runtime_f16_accumulation gives, and no other");
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_ACT_F16ACC_BIT)) == 0u, "no float16-accumulating _act kernels are built");
+static_assert(((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_BIT)) & MLPCORE_SMALL_BATCH_TWIN_BITS) == MLPCORE_SMALL_BATCH_TWIN_BITS,
+              "the float16-accumulating small-batch twins are of kernels that are built");
 #define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::large_batch
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_F16ACC_TWIN_BIT)) == (0u MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_WIDTH_BIT)),
               "a float16-accumulating large-batch twin for each such width the policy gives one, and no other");
@@ -90,6 +104,7 @@ static_assert(!mlpcore::ops::runtime_activations_per_tile(mlpcore::ops::NativeTi
 #define MLPCORE_RUNTIME_KERNELS(W) MLPCORE_RUNTIME_KERNELS_WITH(W, NativeTile, MLPCORE_RUNTIME_ACTIVATIONS, )
 #define MLPCORE_LARGE_BATCH_TWIN_BITS 0u
 #define MLPCORE_ONE_TILE_INPUT_TWIN_BITS 0u
+#define MLPCORE_SMALL_BATCH_TWIN_BITS 0u
 #endif
 
 MLPCORE_RUNTIME_WIDTHS(MLPCORE_RUNTIME_KERNELS)
@@ -105,7 +120,17 @@ static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_LARGE_BAT
 static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_ONE_TILE_INPUT_TWIN_BITS,
               "a one-tile-input twin for each width the policy gives one, and no other");
 #undef MLPCORE_TWIN
+#define MLPCORE_TWIN mlpcore::ops::RuntimeTwin::small_batch
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_TWIN_BIT)) == MLPCORE_SMALL_BATCH_TWIN_BITS,
+              "small-batch twins for each width the policy gives them, and no other");
+#define MLPCORE_SAMPLE_MAJOR_TWIN_BIT(W) \
+  | (mlpcore::ops::runtime_twin<mlpcore::ops::NativeTile, W, MLPCORE_TWIN, mlpcore::ops::MLPCORE_RUNTIME_ACTIVATIONS, mlpcore::ops::IoLayout::sample_major>() ? 1u << ((W) - 1) : 0u)
+static_assert((0u MLPCORE_RUNTIME_WIDTHS(MLPCORE_SAMPLE_MAJOR_TWIN_BIT)) == MLPCORE_SMALL_BATCH_TWIN_BITS,
+              "the sample-major kernels have the same small-batch twins");
+#undef MLPCORE_SAMPLE_MAJOR_TWIN_BIT
+#undef MLPCORE_TWIN
 #undef MLPCORE_TWIN_BIT
+#undef MLPCORE_SMALL_BATCH_TWIN_BITS
 #undef MLPCORE_ONE_TILE_INPUT_TWIN_BITS
 #undef MLPCORE_LARGE_BATCH_TWIN_BITS
 #undef MLPCORE_WIDTH_BIT

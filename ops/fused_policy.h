@@ -38,7 +38,8 @@ struct FusedShape {
 enum class RowLoads { branched, clamped, tested };
 
 // sample_tiles 16-sample tiles per wave, each weight fragment feeding that many mma chains; with
-// prefetch_weights the next output tile's weights load during this one's matrix instructions; with
+// prefetch_weights the next output tile's weights load during this one's matrix instructions, and with
+// prefetch_bias too its bias (the first matrix instruction's C operand); with
 // prefetch_input the next sample block's input is copied to shared memory during this one's layers
 // (the tile provides copy_async16 and wait_async_copies); min_blocks is the number of blocks per
 // multiprocessor the register allocation must leave room for (CUDA's __launch_bounds__ minimum; 0 leaves
@@ -76,6 +77,7 @@ struct FusedPolicy {
   bool tested_row_stores = false;
   bool light_assembly = false;
   bool full_assembly_float16_io = false;
+  bool prefetch_bias = false;
   bool operator==(const FusedPolicy&) const = default;
 };
 
@@ -99,7 +101,9 @@ inline constexpr int kMaxSampleTiles = 4;
 // tiles that row vectors cannot write under tests of their units alone (FusedPolicy::tested_row_stores).
 // Whether the sample-major and the feature-major kernels (their large-batch twins too) and the
 // one-tile-input twin are assembled light (FusedPolicy::light_assembly), and whether the twin's
-// float16-I/O instance is not (FusedPolicy::full_assembly_float16_io).
+// float16-I/O instance is not (FusedPolicy::full_assembly_float16_io). Whether the kernels with ReLU hidden
+// layers have twins for small batches that load each output tile's operands a tile ahead
+// (runtime_small_batch_policy).
 struct RuntimeShapeTuning {
   int sample_tiles = 1;
   int per_tile_sample_tiles = 1;
@@ -111,12 +115,13 @@ struct RuntimeShapeTuning {
   bool light_assembly_feature_major = false;
   bool light_assembly_one_tile_input = false;
   bool full_assembly_one_tile_input_float16_io = false;
+  bool small_batch_twins = false;
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
     case 1: return {2, 2, 5, 4, 5, true};
     case 2:
-    case 3: return {2, 2, 0, 0, 0, true};
+    case 3: return {2, 2, 0, 0, 0, true, false, false, false, false, true};
     case 4: return {2, 2, 4, 0, 0, true, true, true};
     case 5: return {1, 1, 3, 2, 3};
     case 6: return {1, 1, 4, 2, 0};
@@ -393,19 +398,42 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFami
   return base;
 }
 
-// Which of a width's run-time-shaped kernels: the kernel of a layout, or a feature-major twin, for large
-// batches (runtime_large_batch_policy) or for inputs of one tile (runtime_one_tile_input_policy).
-enum class RuntimeTwin { none, large_batch, one_tile_input };
+// The policy of a run-time-shaped kernel's twin for small batches (calls of at most a few blocks per
+// multiprocessor: engine/src/fused_plan.h, CallRouting), given the kernel's own (`base`, either layout's)
+// and whether it tests activations once per tile; `base` where it has none. A warp then runs one block
+// of sample tiles through every layer with no other warp beside it on its scheduler, so each of its waits
+// is the call's: the twin loads each output tile's weights and bias while the tile before runs its matrix
+// instructions (prefetch_weights, prefetch_bias). On an H200 at 2^14 samples (one block per
+// multiprocessor), Nsight Compute: in 3-64x6-3's kernel the first matrix instruction of each hidden
+// layer's output tiles waited on its operands' loads for 36% of the warps' stall samples, and the kernel
+// took twice as long as the specialized one (its small-batch twin, whose unrolled layers ptxas loads
+// ahead). NVIDIA's kernels with ReLU hidden layers loading ahead against not (docs/benchmarks.md, "The
+// built-in fallback at small batches"): 32 and 48 wide at 2^14 +3% to +42% (9-40x4-2 +10% to +42%, 5-48x3-3
+// +9% to +32%, 32-32x2-3 +3% to +14%), but at 2^16 (four blocks per multiprocessor) up to -26% and at 2^22
+// up to -30%; 64 wide -2% to -22% at 2^14 too (more registers under its 4-block bound), 16 wide (one
+// output tile) -2%.
+MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_small_batch_policy(TileFamily family, int width_tiles, FusedPolicy base,
+                                                                    bool activations_per_tile) {
+  if (family != TileFamily::nvidia || activations_per_tile || !nvidia_runtime_shape_tuning(width_tiles).small_batch_twins) return base;
+  base.prefetch_weights = base.prefetch_bias = true;
+  return base;
+}
 
-// The policy of a run-time-shaped feature-major kernel's `twin`, given the kernel's own (`base`); `base`
-// for `none` and where the kernel has no such twin. The kernels (ops::runtime_shape_policy,
-// ops::runtime_twin) and the plan (FusedPlan) take their twins from this one choice.
+// Which of a width's run-time-shaped kernels: the kernel of a layout, a feature-major twin, for large
+// batches (runtime_large_batch_policy) or for inputs of one tile (runtime_one_tile_input_policy), or a
+// twin of either layout's kernel for small batches (runtime_small_batch_policy).
+enum class RuntimeTwin { none, large_batch, one_tile_input, small_batch };
+
+// The policy of a run-time-shaped kernel's `twin`, given the kernel's own (`base`); `base` for `none` and
+// where the kernel has no such twin. The kernels (ops::runtime_shape_policy, ops::runtime_twin) and the
+// plan (FusedPlan) take their twins from this one choice.
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_twin_policy(TileFamily family, int width_tiles, FusedPolicy base, bool activations_per_tile,
                                                              RuntimeTwin twin) {
   switch (twin) {
     case RuntimeTwin::none: break;
     case RuntimeTwin::large_batch: return runtime_large_batch_policy(family, width_tiles, base, activations_per_tile);
     case RuntimeTwin::one_tile_input: return runtime_one_tile_input_policy(family, width_tiles, base, activations_per_tile);
+    case RuntimeTwin::small_batch: return runtime_small_batch_policy(family, width_tiles, base, activations_per_tile);
   }
   return base;
 }

@@ -70,8 +70,8 @@ struct BuiltInKernel {
 
 // Every built-in kernel's policy, as the host plans it (engine/src/fused_plan.cpp): the run-time-shaped
 // kernels' by width and layout (their _act twins' as runtime_activations_policy makes it, their _f16acc
-// twins' where the width has them), their feature-major twins' where the policy table gives one, and the
-// compiled-in shapes' (both layouts, both accumulations).
+// twins' where the width has them), their small-batch twins' and feature-major twins' where the policy
+// table gives them, and the compiled-in shapes' (both layouts, both accumulations).
 std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
   std::map<std::string, BuiltInKernel> policies;
   const auto f16 = [](const char* io) { return std::string(io) == "_f16"; };
@@ -86,6 +86,11 @@ std::map<std::string, BuiltInKernel> built_in_kernel_policies() {
         policies[name + io + layout] = {policy, f16(io)};
         if (f16acc) policies[name + "_f16acc" + io + layout] = {policy, f16(io)};
         policies[name + "_act" + io + layout] = {ops::runtime_activations_policy(ops::TileFamily::nvidia, w, policy, true), f16(io)};
+        if (const ops::FusedPolicy small = ops::runtime_twin_policy(ops::TileFamily::nvidia, w, policy, false, ops::RuntimeTwin::small_batch);
+            small != policy) {
+          policies[name + io + layout + "_small"] = {small, f16(io)};
+          if (f16acc) policies[name + "_f16acc" + io + layout + "_small"] = {small, f16(io)};
+        }
       }
       if (sample_major) continue;
       const std::pair<const char*, ops::RuntimeTwin> twins[] = {{"_fm_large", ops::RuntimeTwin::large_batch},
@@ -172,6 +177,12 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
 #define MLPCORE_EXPECT_F16ACC_LARGE_BATCH(width) add_twin("mlpcore_mlp_w" #width "_f16acc", "_large");
   MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_F16ACC_LARGE_BATCH)
 #undef MLPCORE_EXPECT_F16ACC_LARGE_BATCH
+#define MLPCORE_EXPECT_SMALL_BATCH(width)                                                         \
+  for (const char* acc : {"", "_f16acc"})                                                           \
+    for (const char* io : {"", "_f16"})                                                             \
+      for (const char* layout : {"", "_fm"}) expected.insert("mlpcore_mlp_w" #width + std::string(acc) + io + layout + "_small");
+  MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(MLPCORE_EXPECT_SMALL_BATCH)
+#undef MLPCORE_EXPECT_SMALL_BATCH
 #define MLPCORE_EXPECT_ONE_TILE_INPUT(width) add_twin("mlpcore_mlp_w" #width, "_one_tile_input");
   MLPCORE_RUNTIME_ONE_TILE_INPUT_WIDTHS(MLPCORE_EXPECT_ONE_TILE_INPUT)
 #undef MLPCORE_EXPECT_ONE_TILE_INPUT
@@ -233,7 +244,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   for (const auto& [name, kernel] : built_in_kernel_policies()) {
     if (!name.starts_with("mlpcore_mlp_w")) continue;
     const ops::FusedPolicy& policy = kernel.policy;
-    for (const char* suffix : {"_fm_large", "_fm_one_tile_input"}) twins[suffix] += name.ends_with(suffix);
+    for (const char* suffix : {"_fm_large", "_fm_one_tile_input", "_small"}) twins[suffix] += name.ends_with(suffix);
     bounds.insert(policy.min_blocks);
     const std::string& body = ptx.body(name, kernel.light());
     const std::string directive = ".minnctapersm ";
@@ -243,6 +254,7 @@ TEST(CudaFatbin, RunTimeShapedKernelsTakeTheirLayoutsLaunchBounds) {
   }
   EXPECT_GT(twins["_fm_large"], 0);
   EXPECT_GT(twins["_fm_one_tile_input"], 0);
+  EXPECT_GT(twins["_small"], 0);
   EXPECT_GT(bounds.size(), 1u) << "some kernels bound, some not";
 #endif
 }
@@ -301,14 +313,15 @@ TEST(FusedKernels, SmallBatchTwinsComeFromTheModulesAfterTheKernels) {
 }
 
 // The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
-// for their I/O type (CudaFatbin above): each of a plan's kernels is taken from the one of its slot's and
-// I/O type's, where a network's kernels differ (128 wide: the feature-major one-tile-input twin light for
-// float32 I/O, not for float16, nor the sample-major kernel, nor any with SiLU hidden layers),
-// or from the first module that holds it (specialized kernels, a module each).
+// for their I/O type (CudaFatbin above): each of a plan's kernels, and its small-batch twin where it has
+// one (32 wide), is taken from the one of its slot's and I/O type's, where a network's kernels differ (128
+// wide: the feature-major one-tile-input twin light for float32 I/O, not for float16, nor the sample-major
+// kernel, nor any with SiLU hidden layers), or from the first module that holds it (specialized kernels, a
+// module each).
 TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
   std::mt19937 rng(3);
   const NamedModules rt;
-  int light = 0, full = 0, split = 0;  // split: slots whose two I/O types take different binaries
+  int light = 0, full = 0, split = 0, twins = 0;  // split: slots whose two I/O types take different binaries
   const std::vector<std::pair<std::vector<std::size_t>, ActivationKind>> networks = {
       {{3, 128, 128, 1}, ActivationKind::relu}, {{3, 128, 128, 1}, ActivationKind::silu},          {{3, 64, 64, 1}, ActivationKind::relu},
       {{2, 32, 32, 1}, ActivationKind::relu},   {{32, 128, 128, 128, 128, 16}, ActivationKind::relu}};
@@ -319,7 +332,7 @@ TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
     std::map<std::string, int> names[2];
     for (const KernelSlot slot : kKernelSlots)
       for (const Io io : {Io::f32, Io::f16})
-        for (auto& module : names) module[plan.kernel_name(io, slot)] = 0;
+        for (auto& module : names) module[plan.kernel_name(io, slot)] = module[plan.small_batch_twin_name(io, slot)] = 0;
     std::vector<DeviceModule<NamedModules>> modules;
     for (auto& module : names) modules.emplace_back(&module, ModuleUnload<NamedModules>{&rt});
     const auto fail = [](const std::string& kernel) { ADD_FAILURE() << kernel; };
@@ -332,6 +345,13 @@ TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
         (light_kernel ? light : full) += has_kernel(plan, slot, io);
         EXPECT_EQ(by_assembly.by_index[fused_kernel_index(io, slot)], &names[light_kernel ? 1 : 0].at(name)) << name;
         EXPECT_EQ(any.by_index[fused_kernel_index(io, slot)], &names[0].at(name)) << name;
+        if (!has_small_batch_twin(plan, slot, io)) continue;
+        const std::string twin = plan.small_batch_twin_name(io, slot);
+        EXPECT_EQ(by_assembly.small_batch_by_index[fused_kernel_index(io, slot)],
+                  &names[ops::assembled_light(plan.small_batch_policy(slot), io == Io::f16) ? 1 : 0].at(twin))
+            << twin;
+        EXPECT_EQ(any.small_batch_by_index[fused_kernel_index(io, slot)], &names[0].at(twin)) << twin;
+        ++twins;
       }
     for (const KernelSlot slot : kKernelSlots)
       split += by_assembly.by_index[fused_kernel_index(Io::f32, slot)] == &names[1].at(plan.kernel_name(Io::f32, slot)) &&
@@ -340,6 +360,7 @@ TEST(FusedKernels, BuiltInKernelsComeFromTheFatBinaryOfTheirSlotsAssembly) {
   EXPECT_GT(light, 0);
   EXPECT_GT(full, 0);
   EXPECT_GT(split, 0) << "the 128-wide one-tile-input twin: float32 I/O light, float16 not";
+  EXPECT_EQ(twins, 4) << "the 32-wide network's small-batch twins: both layouts, both I/O types";
 }
 
 TEST(CudaProbe, SaysWhyItCannotRun) {

@@ -62,6 +62,11 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
         EmulatedKernel e = emulated_kernel(forward(TwinTag<RuntimeTwin::none>{}));
         if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::large_batch, Activations>())
           set_emulated_slot<KernelSlot::feature_major_large_batch>(e, forward(TwinTag<RuntimeTwin::large_batch>{}));
+        if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::small_batch, Activations>()) {
+          static_assert(ops::runtime_twin<Tile, W, RuntimeTwin::small_batch, Activations, ops::IoLayout::sample_major>(), "twins of both layouts");
+          set_emulated_slot<KernelSlot::sample_major, true>(e, forward(TwinTag<RuntimeTwin::small_batch>{}));
+          set_emulated_slot<KernelSlot::feature_major, true>(e, forward(TwinTag<RuntimeTwin::small_batch>{}));
+        }
         if constexpr (ops::runtime_twin<Tile, W, RuntimeTwin::one_tile_input, Activations>()) {
           static_assert(!kF16Acc, "no float16-accumulating one-tile-input twins (ops/fused_mlp_kernels.gpu.cpp)");
           if (plan.one_tile_input_twin) set_emulated_slot<KernelSlot::feature_major>(e, forward(TwinTag<RuntimeTwin::one_tile_input>{}));
@@ -88,9 +93,11 @@ EmulatedKernel planned_kernel(const FusedPlan& plan) {
 
 // Tile accumulates in float32; F16AccTile is the family's float16-accumulating tile, where it has one.
 template <class Tile, class F16AccTile = Tile>
-std::unique_ptr<BackendNetwork> create_planned(const Model& m, const char* name, const FusedPlan& plan, emu::ChipNumerics numerics = {}) {
-  if (plan.f16_accumulation) return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan), numerics);
-  return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan), numerics);
+std::unique_ptr<BackendNetwork> create_planned(const Model& m, const char* name, const FusedPlan& plan, emu::ChipNumerics numerics = {},
+                                               unsigned multiprocessors = 0) {
+  if (plan.f16_accumulation)
+    return std::make_unique<EmuNetwork<F16AccTile>>(m, plan, name, planned_kernel<F16AccTile>(plan), numerics, multiprocessors);
+  return std::make_unique<EmuNetwork<Tile>>(m, plan, name, planned_kernel<Tile>(plan), numerics, multiprocessors);
 }
 template <class Tile, class F16AccTile = Tile>
 std::unique_ptr<BackendNetwork> create(const Model& m, const char* name, PlanRequest request, emu::ChipNumerics numerics = {}) {
@@ -106,9 +113,10 @@ std::unique_ptr<BackendNetwork> create_emu_cdna2_network(const Model& m) {
   return create<ops::TileMfmaGfx9>(m, "emu-cdna2", {ops::TileFamily::cdna}, emu::kCdna2Numerics);
 }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m) { return create<ops::TileMmaSm80>(m, "emu-nvidia", {ops::TileFamily::nvidia}); }
-std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m, const FusedPlan& plan) {
+std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& m, const FusedPlan& plan, unsigned multiprocessors) {
   if (plan.family != ops::TileFamily::nvidia) throw std::logic_error("emu-nvidia runs NVIDIA plans");
-  return create_planned<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, plan.f16_accumulation ? "emu-nvidia-f16acc" : "emu-nvidia", plan);
+  return create_planned<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, plan.f16_accumulation ? "emu-nvidia-f16acc" : "emu-nvidia", plan, {},
+                                                                   multiprocessors);
 }
 std::unique_ptr<BackendNetwork> create_emu_nvidia_f16acc_network(const Model& m) {
   return create<ops::TileMmaSm80, ops::TileMmaSm80F16Acc>(m, "emu-nvidia-f16acc", {ops::TileFamily::nvidia, false, true});

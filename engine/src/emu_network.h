@@ -3,6 +3,7 @@
 // tests' runs of specialized sources, build one from a plan and the kernels that run it.
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -13,21 +14,24 @@
 
 namespace mlpcore::detail {
 
-// A fused kernel's body for float32 and for float16 I/O, per KernelSlot: what runs on each emulated thread.
+// A fused kernel's body for float32 and for float16 I/O, per KernelSlot, and its small-batch twin's where it
+// has one (has_small_batch_twin; by slot: sample_major, feature_major): what runs on each emulated thread.
 struct EmulatedKernel {
-  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32[kKernelSlots.size()];
-  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16[kKernelSlots.size()];
+  std::function<void(const ops::NetworkView&, const float*, float*, unsigned)> f32[kKernelSlots.size()], small_batch_f32[2];
+  std::function<void(const ops::NetworkView&, const ops::half_t*, ops::half_t*, unsigned)> f16[kKernelSlots.size()], small_batch_f16[2];
 };
 
 template <class Tile>
 class EmuNetwork final : public BackendNetwork {
  public:
-  // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics).
-  EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {})
+  // `numerics`: the emulated chip's, where it differs from its family's (emu::ChipNumerics);
+  // `multiprocessors`: a GPU's count, for calls to take the small-batch twins as on it (0: none take them).
+  EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {},
+             unsigned multiprocessors = 0)
       : name_(std::move(name)), packing_(pack_for_backend<Tile>(model, plan, name_.c_str())),
         kernel_(std::move(kernel)), description_(plan.describe()),
         numerics_(numerics), layouts_(plan.layouts),
-        routing_(call_routing(plan)) {}
+        routing_(call_routing(plan, multiprocessors)) {}
 
   std::string kernel() const override { return description_; }
   bool serves(Layout layout) const override { return detail::serves(layouts_, layout); }
@@ -38,10 +42,14 @@ class EmuNetwork final : public BackendNetwork {
     const auto i = static_cast<std::size_t>(slot);
     const unsigned blocks = fused_grid(call.batch, routing_.sample_tiles_in(slot), kMaxBlocks);
     const PackedNetwork& packed = packing_.kernel(slot);
+    const bool twin = routing_.takes_small_batch_twin(call, slot);
+    const auto& f16 = twin ? kernel_.small_batch_f16[i] : kernel_.f16[i];
+    const auto& f32 = twin ? kernel_.small_batch_f32[i] : kernel_.f32[i];
+    if (!(call.io == Io::f16 ? bool{f16} : bool{f32})) throw std::logic_error("the emulated kernel has no body for this call's routing");
     if (call.io == Io::f16)
-      run(kernel_.f16[i], packed, static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch, blocks);
+      run(f16, packed, static_cast<const ops::half_t*>(call.input), static_cast<ops::half_t*>(call.output), call.batch, blocks);
     else
-      run(kernel_.f32[i], packed, static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch, blocks);
+      run(f32, packed, static_cast<const float*>(call.input), static_cast<float*>(call.output), call.batch, blocks);
   }
 
   std::optional<DeviceNetworkView> device_view() const override {
@@ -72,13 +80,17 @@ class EmuNetwork final : public BackendNetwork {
   CallRouting routing_;
 };
 
-// Sets Slot of `k` to the kernel body `body` (a generic callable taking view, input, output, batch and an
-// ops::LayoutTag) for both I/O types, in the slot's layout.
-template <KernelSlot Slot, class Body>
+// Sets Slot of `k` (or with SmallBatch, its small-batch twin) to the kernel body `body` (a generic callable
+// taking view, input, output, batch and an ops::LayoutTag) for both I/O types, in the slot's layout.
+template <KernelSlot Slot, bool SmallBatch = false, class Body>
 void set_emulated_slot(EmulatedKernel& k, Body body) {
+  static_assert(!SmallBatch || Slot != KernelSlot::feature_major_large_batch, "large-batch twins have no small-batch twins");
   constexpr ops::LayoutTag<Slot == KernelSlot::sample_major ? ops::IoLayout::sample_major : ops::IoLayout::feature_major> tag;
-  k.f32[static_cast<int>(Slot)] = [body, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { body(v, in, out, n, tag); };
-  k.f16[static_cast<int>(Slot)] = [body, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) { body(v, in, out, n, tag); };
+  constexpr int i = static_cast<int>(Slot);
+  (SmallBatch ? k.small_batch_f32[i] : k.f32[i]) = [body, tag](const ops::NetworkView& v, const float* in, float* out, unsigned n) { body(v, in, out, n, tag); };
+  (SmallBatch ? k.small_batch_f16[i] : k.f16[i]) = [body, tag](const ops::NetworkView& v, const ops::half_t* in, ops::half_t* out, unsigned n) {
+    body(v, in, out, n, tag);
+  };
 }
 
 // The kernel body Forward in both layouts' slots.
@@ -92,7 +104,8 @@ EmulatedKernel emulated_kernel(Forward forward) {
 
 // The emu-nvidia backend running `plan` (plan_fused's for `model` on the NVIDIA family, built-in kernels;
 // emu-nvidia-f16acc where it accumulates in float16) as it is: the tests lower its large_batch to run the
-// large-batch twins on batches the emulator takes in seconds.
-std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& model, const FusedPlan& plan);
+// large-batch twins on batches the emulator takes in seconds, and give `multiprocessors` for calls to take
+// the small-batch twins as on a GPU of that many (0: none take them).
+std::unique_ptr<BackendNetwork> create_emu_nvidia_network(const Model& model, const FusedPlan& plan, unsigned multiprocessors = 0);
 
 }  // namespace mlpcore::detail

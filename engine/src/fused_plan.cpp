@@ -149,6 +149,8 @@ bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io) {
 }
 
 bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io) {
+  if (plan.kind == KernelKind::runtime_shaped)
+    return slot != KernelSlot::feature_major_large_batch && has_kernel(plan, slot, io) && plan.small_batch_policy(slot) != plan.policy_of(slot);
   return plan.kind == KernelKind::specialized && plan.family == ops::TileFamily::nvidia && slot != KernelSlot::feature_major_large_batch &&
          has_kernel(plan, slot, io) && plan.policy_of(slot).min_blocks > 0 &&
          unrolled_tiles(plan) <= (plan.f16_accumulation ? kMaxSmallBatchTilesF16Acc : kMaxSmallBatchTiles);
@@ -198,6 +200,11 @@ const ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) const {
 }
 ops::FusedPolicy& FusedPlan::policy_of(KernelSlot slot) { return const_cast<ops::FusedPolicy&>(std::as_const(*this).policy_of(slot)); }
 
+ops::FusedPolicy FusedPlan::small_batch_policy(KernelSlot slot) const {
+  if (kind != KernelKind::runtime_shaped || slot == KernelSlot::feature_major_large_batch) return policy_of(slot);
+  return ops::runtime_twin_policy(family, width_tiles, policy_of(slot), activations_per_tile, ops::RuntimeTwin::small_batch);
+}
+
 NarrowEdges FusedPlan::narrow_edges(KernelSlot slot) const {
   const ops::FusedPolicy& p = policy_of(slot);
   const NarrowEdges narrowable = narrowable_edges();
@@ -232,6 +239,10 @@ std::string FusedPlan::kernel_name(Io io, KernelSlot slot) const {
   return kernel_name() + (io == Io::f16 ? "_f16" : "") + (slot_layout(slot) == Layout::feature_major ? "_fm" : "") + twin;
 }
 
+std::string FusedPlan::small_batch_twin_name(Io io, KernelSlot slot) const {
+  return kernel_name(io, slot) + (kind == KernelKind::runtime_shaped ? "_small" : "");
+}
+
 std::string FusedPlan::describe() const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
   const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
@@ -240,16 +251,17 @@ std::string FusedPlan::describe() const {
                                : std::string("input prefetched");
   const std::string large =
       large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
+  // (both I/O types' kernels of a layout have twins or neither)
+  const bool small_twins = has_small_batch_twin(*this, KernelSlot::sample_major, Io::f32) || has_small_batch_twin(*this, KernelSlot::feature_major, Io::f32);
   switch (kind) {
     case KernelKind::runtime_shaped:
       return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + acc + (activations_per_tile ? ", activations tested per tile" : "") +
-             (one_tile_input_twin ? ", feature-major first layer on one input tile" : "") + ", for " + shape + large;
+             (one_tile_input_twin ? ", feature-major first layer on one input tile" : "") + ", for " + shape +
+             (small_twins ? ", twins loading weights a tile ahead for small batches" : "") + large;
     case KernelKind::compiled_in: return "compiled in for " + shape + acc;
     case KernelKind::specialized: {
       const std::string io = layouts.feature_major ? (layouts.sample_major ? " (both I/O layouts)" : " (feature-major I/O)") : "";
-      // (both I/O types' kernels of a layout have twins or neither)
-      const bool twins = has_small_batch_twin(*this, KernelSlot::sample_major, Io::f32) || has_small_batch_twin(*this, KernelSlot::feature_major, Io::f32);
-      return "specialized for " + shape + acc + io + (twins ? ", twins without the register bound for small batches" : "") + large;
+      return "specialized for " + shape + acc + io + (small_twins ? ", twins without the register bound for small batches" : "") + large;
     }
   }
   return {};

@@ -88,9 +88,14 @@ struct FusedPlan {
   // The kernel that runs calls of this I/O type in `slot`: kernel_name(), then "_f16" for float16 I/O, "_fm"
   // for feature-major, and "_large" for the large-batch twin or "_one_tile_input" for the one-tile-input one.
   std::string kernel_name(Io io, KernelSlot slot) const;
-  // The policy the kernel in `slot` runs with.
+  // The small-batch twin of that kernel (has_small_batch_twin): a specialized kernel's has its name (its
+  // code assembled again, in a module of its own), a run-time-shaped one's the suffix "_small".
+  std::string small_batch_twin_name(Io io, KernelSlot slot) const;
+  // The policy the kernel in `slot` runs with, and its small-batch twin (a run-time-shaped kernel's twin
+  // runs a policy of its own, ops::runtime_small_batch_policy; a specialized kernel's the same).
   const ops::FusedPolicy& policy_of(KernelSlot slot) const;
   ops::FusedPolicy& policy_of(KernelSlot slot);
+  ops::FusedPolicy small_batch_policy(KernelSlot slot) const;
   // The edges narrow instructions can run: an input of at most 8 features, an output of at most 8 units (a
   // specialized source's KnownEdges).
   NarrowEdges narrowable_edges() const { return {input_dim <= 8, output_dim <= 8}; }
@@ -129,13 +134,14 @@ inline Layout slot_layout(KernelSlot slot) { return slot == KernelSlot::sample_m
 // Whether the plan has a kernel in `slot` for I/O type `io`.
 bool has_kernel(const FusedPlan& plan, KernelSlot slot, Io io);
 
-// Whether the plan's kernel in `slot` for `io` has a small-batch twin: the same code assembled without its
-// register bound (NVIDIA's specialized kernels, from their PTX; engine/src/specialize.cpp), for calls of at
-// most kSmallBatchBlocksPerMultiprocessor blocks per multiprocessor. Such calls leave most of the registers
-// the bound keeps free for blocks that never come; spent on each lane instead, they shorten the chain of
-// layers. Twins are planned for sample- and feature-major kernels with a bound (FusedPolicy::min_blocks) of
-// at most kMaxSmallBatchTiles matrix tiles (unrolled_tiles; with float16 accumulators, which take half the
-// registers, kMaxSmallBatchTilesF16Acc).
+// Whether the plan's kernel in `slot` for `io` has a small-batch twin, for calls of at most
+// kSmallBatchBlocksPerMultiprocessor blocks per multiprocessor. NVIDIA's specialized kernels: the same code
+// assembled without its register bound (from their PTX; engine/src/specialize.cpp). Such calls leave most of
+// the registers the bound keeps free for blocks that never come; spent on each lane instead, they shorten
+// the chain of layers. Twins are planned for sample- and feature-major kernels with a bound
+// (FusedPolicy::min_blocks) of at most kMaxSmallBatchTiles matrix tiles (unrolled_tiles; with float16
+// accumulators, which take half the registers, kMaxSmallBatchTilesF16Acc). NVIDIA's run-time-shaped kernels:
+// a kernel of the library's where the policy table gives one (ops::runtime_small_batch_policy), both layouts.
 bool has_small_batch_twin(const FusedPlan& plan, KernelSlot slot, Io io);
 
 // Beyond these, ptxas spilled more than a kernel may (kMaxSpillBytes) at 255 registers, and the twin was

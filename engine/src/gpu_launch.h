@@ -69,33 +69,41 @@ struct UploadedNetwork {
 enum class KernelLookup { any_module, by_assembly };
 
 // The plan's fused kernel and its twins, from whichever of `modules` holds each as `lookup` says, and the
-// small-batch twins from the modules after those of specialized_kernels(plan) (any_module: a kernel
-// file's order); missing(name) throws for one the plan has (has_kernel, has_small_batch_twin) that none
-// holds. `multiprocessors`: the device's (call_routing).
+// small-batch twins: a specialized kernel's (its name) from the modules after those of
+// specialized_kernels(plan), a kernel file's order; a built-in one's as its kernel is. missing(name)
+// throws for one the plan has (has_kernel, has_small_batch_twin) that none holds. `multiprocessors`: the
+// device's (call_routing).
 template <class Runtime, class Missing>
 FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModule<Runtime>>& modules, KernelLookup lookup, const FusedPlan& plan,
                                 unsigned multiprocessors, Missing missing) {
   FusedKernels kernels{{}, {}, call_routing(plan, multiprocessors)};
+  // Kernel `name` of `policy` for `io`: in the module of its assembly, or in the first that holds it.
+  const auto find = [&](const std::string& name, const ops::FusedPolicy& policy, Io io) -> void* {
+    if (lookup == KernelLookup::by_assembly) {
+      const std::size_t assembly = ops::assembled_light(policy, io == Io::f16) ? 1 : 0;
+      return assembly < modules.size() ? rt.function(modules[assembly].get(), name.c_str()) : nullptr;
+    }
+    for (const DeviceModule<Runtime>& m : modules)
+      if (void* kernel = rt.function(m.get(), name.c_str())) return kernel;
+    return nullptr;
+  };
   const std::vector<SpecializedKernel> twins = small_batch_twins(plan);
   const std::size_t first_twin = specialized_kernels(plan).size();
   for (std::size_t t = 0; t < twins.size(); ++t) {
+    const SpecializedKernel& k = twins[t];
     const std::size_t m = first_twin + t;
-    void* kernel = lookup == KernelLookup::any_module && m < modules.size() ? rt.function(modules[m].get(), twins[t].name.c_str()) : nullptr;
-    if (!kernel) missing(twins[t].name + " (small-batch twin)");
-    kernels.small_batch_by_index[fused_kernel_index(twins[t].io, twins[t].slot)] = kernel;
+    void* kernel = plan.kind != KernelKind::specialized ? find(k.name, plan.small_batch_policy(k.slot), k.io)
+                   : m < modules.size()               ? rt.function(modules[m].get(), k.name.c_str())
+                                                      : nullptr;
+    if (!kernel) missing(k.name + " (small-batch twin)");
+    kernels.small_batch_by_index[fused_kernel_index(k.io, k.slot)] = kernel;
   }
   for (const KernelSlot slot : kKernelSlots)
     for (const Io io : {Io::f32, Io::f16}) {
-      const std::string twin = plan.kernel_name(io, slot);
+      const std::string name = plan.kernel_name(io, slot);
       void*& kernel = kernels.by_index[fused_kernel_index(io, slot)];
-      if (lookup == KernelLookup::by_assembly) {
-        const std::size_t assembly = ops::assembled_light(plan.policy_of(slot), io == Io::f16) ? 1 : 0;
-        if (assembly < modules.size()) kernel = rt.function(modules[assembly].get(), twin.c_str());
-      } else {
-        for (const DeviceModule<Runtime>& m : modules)
-          if (!kernel) kernel = rt.function(m.get(), twin.c_str());
-      }
-      if (!kernel && has_kernel(plan, slot, io)) missing(twin);
+      kernel = find(name, plan.policy_of(slot), io);
+      if (!kernel && has_kernel(plan, slot, io)) missing(name);
     }
   return kernels;
 }

@@ -42,7 +42,7 @@ std::string policy_text(const ops::FusedPolicy& p) {
          std::to_string(p.min_blocks) + ", " + boolean(p.narrow_input) + ", " + boolean(p.narrow_output) + ", " + boolean(p.loop_layers) + ", " +
          boolean(p.compiler_unrolls_tiles) + ", " + boolean(p.one_tile_first_layer) + ", " + boolean(p.uniform_descriptors) + ", " +
          row_loads_text(p.row_loads) + ", " + boolean(p.tested_row_stores) + ", " + boolean(p.light_assembly) + ", " +
-         boolean(p.full_assembly_float16_io) + "}";
+         boolean(p.full_assembly_float16_io) + ", " + boolean(p.prefetch_bias) + "}";
 }
 
 }  // namespace
@@ -93,6 +93,7 @@ std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan) {
 std::vector<SpecializedKernel> small_batch_twins(const FusedPlan& plan) {
   std::vector<SpecializedKernel> out = specialized_kernels(plan);
   std::erase_if(out, [&](const SpecializedKernel& k) { return !has_small_batch_twin(plan, k.slot, k.io); });
+  for (SpecializedKernel& k : out) k.name = plan.small_batch_twin_name(k.io, k.slot);
   return out;
 }
 

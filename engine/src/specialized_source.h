@@ -18,16 +18,17 @@ std::string specialized_source(const FusedPlan& plan);
 struct SpecializedKernel {
   Io io;
   KernelSlot slot;
-  std::string name;  // plan.kernel_name(io, slot)
+  std::string name;  // plan.kernel_name(io, slot), or a small-batch twin's plan.small_batch_twin_name(io, slot)
 };
 
 // The plan's kernels: float32 and float16 I/O, in each layout it serves, and the feature-major twins for
 // large batches where it has them.
 std::vector<SpecializedKernel> specialized_kernels(const FusedPlan& plan);
 
-// The kernels of specialized_kernels(plan) that have small-batch twins (has_small_batch_twin), in that
-// order. A twin is its kernel's code assembled again, with the kernel's name: a kernel file holds the
-// twins' modules after the kernels'.
+// The small-batch twins (has_small_batch_twin) of the kernels of specialized_kernels(plan), in that order,
+// named as FusedPlan::small_batch_twin_name says. A specialized kernel's twin is its code assembled again,
+// with the kernel's name: a kernel file holds the twins' modules after the kernels'. A run-time-shaped
+// kernel's is another kernel of the library's.
 std::vector<SpecializedKernel> small_batch_twins(const FusedPlan& plan);
 
 // `source` (specialized_source) building kernel k only. A run-time compiler optimizes a program's kernels

@@ -14,6 +14,7 @@
 #include "ops/fused_shapes.h"
 #include "ops/tile_mma_sm80.h"
 #include "tests/backend_check.h"
+#include "tests/device/runtime_twin_cases.h"
 
 namespace mlpcore::detail {
 namespace {
@@ -24,27 +25,17 @@ namespace {
 TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
   std::mt19937 rng(30);
   int twins = 0;
-  [&]<int... I>(std::integer_sequence<int, I...>) {
-    (
-        [&] {
-          constexpr int W = I + 1;
-          const std::size_t width = 16 * W;
-          for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
-            const Activation act = Activation::make(hidden);
-            const FusedPlan plan =
-                plan_fused(test::random_model(rng, {3, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}), "t",
-                           {ops::TileFamily::nvidia});  // (no compiled-in shape has three hidden layers)
-            ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
-            constexpr ops::RuntimeTwin kLarge = ops::RuntimeTwin::large_batch;
-            const bool twin = plan.activations_per_tile ? ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeActivationsPerTile>()
-                                                        : ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeKernelActivations<ops::TileFamily::nvidia>>();
-            EXPECT_EQ(plan.large_batch_kernels, twin) << plan.shape << (plan.activations_per_tile ? " (per tile)" : "");
-            if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, kLarge>())) << plan.shape;
-            twins += twin;
-          }
-        }(),
-        ...);
-  }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
+  test::for_each_uniform_network(rng, [&](auto width, const Model& m) {
+    constexpr int W = decltype(width)::value;
+    const FusedPlan plan = plan_fused(m, "t", {ops::TileFamily::nvidia});
+    ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
+    constexpr ops::RuntimeTwin kLarge = ops::RuntimeTwin::large_batch;
+    const bool twin = plan.activations_per_tile ? ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeActivationsPerTile>()
+                                                : ops::runtime_twin<ops::TileMmaSm80, W, kLarge, ops::RuntimeKernelActivations<ops::TileFamily::nvidia>>();
+    EXPECT_EQ(plan.large_batch_kernels, twin) << plan.shape << (plan.activations_per_tile ? " (per tile)" : "");
+    if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, kLarge>())) << plan.shape;
+    twins += twin;
+  });
   int listed = 0;
 #define MLPCORE_COUNT_WIDTH(W) ++listed;
   MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_COUNT_WIDTH)
@@ -61,11 +52,7 @@ TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
 TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
   std::mt19937 rng(31);
   using K = ActivationKind;
-  struct Case {
-    std::vector<std::size_t> widths;
-    std::vector<K> kinds;
-  };
-  const std::vector<Case> cases = {{{2, 16, 16, 16, 1}, {K::relu, K::relu, K::relu, K::none}},
+  const std::vector<test::TwinCase> cases = {{{2, 16, 16, 16, 1}, {K::relu, K::relu, K::relu, K::none}},
                                    {{12, 16, 9, 16, 16}, {K::relu, K::relu, K::relu, K::sigmoid}},
                                    {{3, 80, 80, 80, 2}, {K::relu, K::relu, K::relu, K::none}},
                                    {{40, 96, 50, 96, 20}, {K::relu, K::relu, K::relu, K::leaky_relu}},
@@ -73,10 +60,8 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
   std::set<int> widths;
   std::set<int> f16acc_widths;
   double worst = 0, worst_f16acc = 0;
-  for (const Case& c : cases) {
-    std::vector<Activation> acts;
-    for (const K k : c.kinds) acts.push_back(k == K::leaky_relu ? Activation::make(k, 0.1f) : Activation::make(k));
-    const Model m = test::random_model(rng, c.widths, acts);
+  for (const test::TwinCase& c : cases) {
+    const Model m = test::twin_case_model(c, rng);
     for (const bool f16_accumulation : {false, true}) {
       FusedPlan plan = plan_fused(m, "emu-nvidia", {ops::TileFamily::nvidia, false, f16_accumulation});
       ASSERT_EQ(plan.kind, KernelKind::runtime_shaped) << plan.shape;
@@ -101,17 +86,9 @@ TEST(RunTimeShapedLargeBatchTwins, MatchFloat64OnTheEmulator) {
       }
     }
   }
-  std::set<int> listed_f16acc;
-#define MLPCORE_F16ACC_WIDTH(W) listed_f16acc.insert(W);
-  MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_F16ACC_WIDTH)
-#undef MLPCORE_F16ACC_WIDTH
-  EXPECT_EQ(f16acc_widths, listed_f16acc) << "the float16-accumulating twins of each width that has them";
-  std::set<int> with_twins;
-#define MLPCORE_TWIN_WIDTH(W) with_twins.insert(W);
-  MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_TWIN_WIDTH)
-#undef MLPCORE_TWIN_WIDTH
-  EXPECT_EQ(widths, with_twins) << "a network of each width with a twin";
-  std::cout << "worst relative error " << worst << " (tolerance 1e-2), with float16 accumulation " << worst_f16acc << " (tolerance 3e-2)\n";
+  EXPECT_EQ(f16acc_widths, MLPCORE_WIDTH_SET(MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS)) << "the float16-accumulating twins of each width that has them";
+  EXPECT_EQ(widths, MLPCORE_WIDTH_SET(MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS)) << "a network of each width with a twin";
+  test::print_worst_errors(worst, worst_f16acc);
 }
 
 }  // namespace
