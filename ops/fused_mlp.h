@@ -648,8 +648,8 @@ constexpr FusedPolicy runtime_shape_policy() {
 
 // Whether the family's run-time-shaped kernel W tiles wide with Activations has Twin in layout L (as
 // FusedPlan decides, with the same function; `none`, the kernel itself, always). A feature-major kernel
-// has one twin at most: the plan derives the large-batch and small-batch twins' policies from the
-// feature-major slot's, which the one-tile-input twin changes, and its packing with it.
+// with a one-tile-input twin has no other: the plan derives the large-batch and small-batch twins'
+// policies from the feature-major slot's, which that twin changes, and its packing with it.
 template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>, IoLayout L = IoLayout::feature_major>
 constexpr bool runtime_twin() {
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
@@ -658,8 +658,8 @@ constexpr bool runtime_twin() {
     return runtime_twin_policy(Tile::kFamily, W, runtime_shape_policy<Tile, W, IoLayout::feature_major>(), kPerTile, t) !=
            runtime_shape_policy<Tile, W, IoLayout::feature_major>();
   };
-  static_assert(int{has(RuntimeTwin::large_batch)} + int{has(RuntimeTwin::one_tile_input)} + int{has(RuntimeTwin::small_batch)} <= 1,
-                "a run-time-shaped feature-major kernel has one twin at most");
+  static_assert(!has(RuntimeTwin::one_tile_input) || !(has(RuntimeTwin::large_batch) || has(RuntimeTwin::small_batch)),
+                "a run-time-shaped feature-major kernel with a one-tile-input twin has no other");
   return Twin == RuntimeTwin::none || runtime_twin_policy(Tile::kFamily, W, kPolicy, kPerTile, Twin) != kPolicy;
 }
 

@@ -122,10 +122,10 @@ MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int
     case 1: return {2, 2, 5, 4, 5, true};
     case 2:
     case 3: return {2, 2, 0, 0, 0, true, false, false, false, false, true};
-    case 4: return {2, 2, 4, 0, 0, true, true, true};
+    case 4: return {2, 2, 4, 0, 0, true, true, true, false, false, true};
     case 5: return {1, 1, 3, 2, 3};
-    case 6: return {1, 1, 4, 2, 0};
-    case 7: return {1, 1, 0, 2, 0, true, true, true};
+    case 6: return {1, 1, 4, 2, 0, false, false, false, false, false, true};
+    case 7: return {1, 1, 0, 2, 0, true, true, true, false, false, true};
     default: return {2, 1, 0, 0, 0, false, false, false, true, true};  // 128 wide
   }
 }
@@ -403,19 +403,22 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFami
 // and whether it tests activations once per tile; `base` where it has none. A warp then runs one block
 // of sample tiles through every layer with no other warp beside it on its scheduler, so each of its waits
 // is the call's: the twin loads each output tile's weights and bias while the tile before runs its matrix
-// instructions (prefetch_weights, prefetch_bias). On an H200 at 2^14 samples (one block per
+// instructions (prefetch_weights, prefetch_bias), without the kernel's register bound (min_blocks), which
+// leaves room for blocks such a call does not have. On an H200 at 2^14 samples (one block per
 // multiprocessor), Nsight Compute: in 3-64x6-3's kernel the first matrix instruction of each hidden
 // layer's output tiles waited on its operands' loads for 36% of the warps' stall samples, and the kernel
 // took twice as long as the specialized one (its small-batch twin, whose unrolled layers ptxas loads
-// ahead). NVIDIA's kernels with ReLU hidden layers loading ahead against not (docs/benchmarks.md, "The
-// built-in fallback at small batches"): 32 and 48 wide at 2^14 +3% to +42% (9-40x4-2 +10% to +42%, 5-48x3-3
-// +9% to +32%, 32-32x2-3 +3% to +14%), but at 2^16 (four blocks per multiprocessor) up to -26% and at 2^22
-// up to -30%; 64 wide -2% to -22% at 2^14 too (more registers under its 4-block bound), 16 wide (one
-// output tile) -2%.
+// ahead). NVIDIA's kernels with ReLU hidden layers, twins against kernels at 2^13-2^15 (docs/benchmarks.md,
+// "The built-in fallback at small batches"): 32-48 wide +2% to +47% (8 networks), 64 wide +4% to +24%,
+// 96 wide (5 networks) with float32 accumulators +14% to +54%, with float16 ones -6% to +11%, 112 wide +8%
+// to +59%; not 16 wide (one output tile: -2% to -10%) nor 80 wide (-8% to +3%), and 128 wide unmeasured.
+// Loading ahead at every batch instead lost up to 53% at 2^16-2^22 (16-64x3-16), where other warps hide
+// those loads.
 MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_small_batch_policy(TileFamily family, int width_tiles, FusedPolicy base,
                                                                     bool activations_per_tile) {
   if (family != TileFamily::nvidia || activations_per_tile || !nvidia_runtime_shape_tuning(width_tiles).small_batch_twins) return base;
   base.prefetch_weights = base.prefetch_bias = true;
+  base.min_blocks = 0;
   return base;
 }
 

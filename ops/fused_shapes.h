@@ -12,9 +12,10 @@
 // the ones with a large-batch twin (ops::runtime_f16_accumulation).
 #define MLPCORE_RUNTIME_F16ACC_WIDTHS(X) X(2) X(3) X(4) X(5) X(6) X(7)
 #define MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(X) X(5) X(6) X(7)
-// Those whose kernels (RuntimeKernelActivations), of both layouts and both accumulations, have twins for
-// small batches on NVIDIA (ops::runtime_twin, RuntimeTwin::small_batch).
-#define MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(X) X(2) X(3)
+// Those whose kernels (RuntimeKernelActivations), of both layouts and both accumulations (each such width
+// has float16-accumulating kernels), have twins for small batches on NVIDIA (ops::runtime_twin,
+// RuntimeTwin::small_batch).
+#define MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(X) X(2) X(3) X(4) X(6) X(7)
 
 // Networks that get a kernel with their shape and activations compiled in, besides the run-time-shaped
 // mlpcore_mlp_w<W>: X(index, hidden activation, output activation, widths in tiles of 16: input,

@@ -314,7 +314,7 @@ TEST(FusedKernels, SmallBatchTwinsComeFromTheModulesAfterTheKernels) {
 
 // The built-in kernels are in both fat binaries, their bodies only in the one of their policy's assembly
 // for their I/O type (CudaFatbin above): each of a plan's kernels, and its small-batch twin where it has
-// one (32 wide), is taken from the one of its slot's and I/O type's, where a network's kernels differ (128
+// one (here 32 wide; 3-64-64-1 runs a compiled-in shape), is taken from the one of its slot's and I/O type's, where a network's kernels differ (128
 // wide: the feature-major one-tile-input twin light for float32 I/O, not for float16, nor the sample-major
 // kernel, nor any with SiLU hidden layers), or from the first module that holds it (specialized kernels, a
 // module each).

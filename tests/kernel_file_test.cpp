@@ -176,7 +176,7 @@ TEST(FusedPlan, IsDecidedFromTheModelAndWhatTheBackendCanDo) {
   EXPECT_TRUE(runtime.f16_accumulation) << "64 wide: a run-time-shaped width with float16-accumulating kernels";
   EXPECT_EQ(runtime.kernel_name(), "mlpcore_mlp_w4_f16acc");
   EXPECT_EQ(runtime.kernel_name(Io::f16, KernelSlot::feature_major), "mlpcore_mlp_w4_f16acc_f16_fm");
-  EXPECT_EQ(runtime.describe(), "run-time-shaped, 64 wide (float16 accumulation), for 64-64x5-4");
+  EXPECT_EQ(runtime.describe(), "run-time-shaped, 64 wide (float16 accumulation), for 64-64x5-4, twins loading weights a tile ahead for small batches");
   EXPECT_FALSE(plan_fused(other, "t", {ops::TileFamily::nvidia}).f16_accumulation) << "float32 unless asked for";
   EXPECT_EQ(runtime.policy, ops::fused_policy(ops::TileFamily::nvidia, {4, 4, 4, ops::ShapeKnown::widest}));
   EXPECT_FALSE(runtime.policy.narrow_input || runtime.policy.narrow_output) << "its edges may have any width";
@@ -346,7 +346,8 @@ TEST(FusedPlan, HiddenActivationsOtherThanReluTakeThePerTileTwin) {
         SCOPED_TRACE(std::to_string(static_cast<int>(hidden)) + (first ? " in the first layer" : " in the second"));
         EXPECT_EQ(p.activations_per_tile, per_tile);
         EXPECT_EQ(p.kernel_name(), per_tile ? "mlpcore_mlp_w4_act" : "mlpcore_mlp_w4");
-        EXPECT_EQ(p.describe(), per_tile ? "run-time-shaped, 64 wide, activations tested per tile, for 3-64-40-2" : "run-time-shaped, 64 wide, for 3-64-40-2");
+        EXPECT_EQ(p.describe(), per_tile ? "run-time-shaped, 64 wide, activations tested per tile, for 3-64-40-2"
+                                         : "run-time-shaped, 64 wide, for 3-64-40-2, twins loading weights a tile ahead for small batches");
         EXPECT_FALSE(plan_fused(m, "t", {ops::TileFamily::nvidia, true}).activations_per_tile) << "only run-time-shaped plans";
         for (const auto amd : {ops::TileFamily::rdna3, ops::TileFamily::rdna4, ops::TileFamily::cdna})
           EXPECT_EQ(plan_fused(m, "t", {amd}).kernel_name(), "mlpcore_mlp_w4") << "AMD's kernels have no twins";
@@ -544,7 +545,8 @@ TEST(FusedPlan, CallsFromTheLargeBatchTakeTheTwins) {
 // kMaxSmallBatchTiles matrix tiles (kMaxSmallBatchTilesF16Acc with float16 accumulators) have small-batch
 // twins, which calls of at most kSmallBatchBlocksPerMultiprocessor blocks per multiprocessor take: on a
 // GPU of 132, a call of 264 blocks of its kernel's sample tiles. Not the large-batch twins, unbounded
-// kernels, AMD's or the built-in ones; and no call takes one where no multiprocessors are counted (the
+// kernels, AMD's or the built-in ones of widths without (80 wide here; those of others:
+// RunTimeShapedSmallBatchTwins); and no call takes one where no multiprocessors are counted (the
 // emulator).
 TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
   const auto call = [](Layout layout, std::size_t batch, Io io) { return IoBuffers{nullptr, nullptr, batch, io, layout}; };
@@ -588,7 +590,7 @@ TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
   EXPECT_FALSE(call_routing(large, 132).takes_small_batch_twin(call(Layout::feature_major, 1, Io::f16), KernelSlot::feature_major_large_batch));
   for (const FusedPlan& none : {plan_fused(relu_model({32, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true}),
                                 plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true}),
-                                plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::nvidia, false})}) {
+                                plan_fused(relu_model({3, 80, 80, 80, 1}), "t", {ops::TileFamily::nvidia, false})}) {
     EXPECT_TRUE(small_batch_twins(none).empty() || none.kind != KernelKind::specialized) << none.describe();
     for (const Io io : {Io::f32, Io::f16}) {
       EXPECT_FALSE(has_small_batch_twin(none, KernelSlot::sample_major, io)) << none.describe();

@@ -1,5 +1,6 @@
 // NVIDIA's run-time-shaped kernels' twins for small batches (each output tile's weights and bias loaded
-// while the tile before runs, ops::runtime_small_batch_policy: 32 and 48 wide, both layouts): the plan's
+// while the tile before runs, unbound: ops::runtime_small_batch_policy, 32-64 and 96-112 wide, both
+// layouts and accumulations): the plan's
 // twins are the kernels the library builds, calls of at most 2 blocks per multiprocessor take them, and on
 // the wave emulator they match float64. The emu-nvidia backend runs the plan it makes with a multiprocessor
 // count, so that its calls take the twins as on a GPU of that many.
@@ -92,8 +93,8 @@ TEST(RunTimeShapedSmallBatchTwins, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTh
     }
 }
 
-// Networks 32 and 48 wide (one input tile, padded narrower layers, inputs of 2 and 3 tiles; outputs of
-// 1-5 units, with the output activation read at run time), both layouts and I/O types, both accumulations,
+// A network of each width with twins (one input tile, padded narrower layers, inputs of 2 and 3 tiles;
+// outputs of 1-16 units, with the output activation read at run time), both layouts and I/O types, both accumulations,
 // every call taking the twin: batches 1, 15, 17, 1000 and 2100 (more than one pass of the emulator's 8
 // blocks, so waves stride to a second block), against float64 within the backends' tolerances (1e-2, and
 // 3e-2 with float16 accumulation).
@@ -104,7 +105,10 @@ TEST(RunTimeShapedSmallBatchTwins, MatchFloat64OnTheEmulator) {
                                    {{5, 48, 33, 48, 3}, {K::relu, K::relu, K::relu, K::sigmoid}},
                                    {{20, 32, 32, 3}, {K::relu, K::relu, K::none}},
                                    {{40, 48, 17, 5}, {K::relu, K::relu, K::leaky_relu}},
-                                   {{3, 25, 1}, {K::relu, K::tanh}}};
+                                   {{3, 25, 1}, {K::relu, K::tanh}},
+                                   {{16, 64, 64, 64, 16}, {K::relu, K::relu, K::relu, K::none}},
+                                   {{8, 96, 50, 96, 1}, {K::relu, K::relu, K::relu, K::sigmoid}},
+                                   {{24, 100, 112, 8}, {K::relu, K::relu, K::none}}};
   std::set<int> widths;
   double worst = 0, worst_f16acc = 0;
   for (const test::TwinCase& c : cases) {
