@@ -652,6 +652,8 @@ constexpr FusedPolicy runtime_shape_policy() {
 // policies from the feature-major slot's, which that twin changes, and its packing with it.
 template <class Tile, int W, RuntimeTwin Twin, class Activations = RuntimeKernelActivations<Tile::kFamily>, IoLayout L = IoLayout::feature_major>
 constexpr bool runtime_twin() {
+  static_assert(Twin == RuntimeTwin::none || Twin == RuntimeTwin::small_batch || L == IoLayout::feature_major,
+                "the twins but the small-batch ones are feature-major");
   constexpr FusedPolicy kPolicy = runtime_shape_policy<Tile, W, L>();
   constexpr bool kPerTile = Activations::kPerTile;
   constexpr auto has = [](RuntimeTwin t) {
@@ -673,9 +675,10 @@ constexpr bool runtime_twin() {
 // FusedPlan::packed_shape). What a network runs
 // where no kernel was compiled in or specialized for it: one kernel per width serves every depth and
 // activation (on NVIDIA every depth of ReLU hidden layers, RuntimeKernelActivations), with a twin per
-// width whose Activations test each layer's once per tile (RuntimeActivationsPerTile), and feature-major
-// twins of some widths (Twin, runtime_twin): for large batches, more sample tiles per wave, and for inputs
-// of one tile, which it runs as above and has no code for other inputs. (With every layer's K and output
+// width whose Activations test each layer's once per tile (RuntimeActivationsPerTile), and twins of some
+// widths (Twin, runtime_twin): feature-major ones for large batches, more sample tiles per wave, and for
+// inputs of one tile, which it runs as above and has no code for other inputs; and of both layouts for
+// small batches, each output tile's operands loaded a tile ahead. (With every layer's K and output
 // tiles bounded at run time instead, the kernel before this one, nvcc gave the 64-wide kernel 164-168
 // registers; 116-118 now.)
 template <class Tile, int W, class Activations = RuntimeKernelActivations<Tile::kFamily>, RuntimeTwin Twin = RuntimeTwin::none, class Io,

@@ -41,8 +41,8 @@
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##suffix##_f16_fm, mlpcore::ops::half_t, Tile, W, activations, feature_major, none)
 // The activations of the kernels without the _act suffix (on NVIDIA, ReLU hidden layers).
 #define MLPCORE_RUNTIME_ACTIVATIONS RuntimeKernelActivations<mlpcore::ops::NativeTile::kFamily>
-// The feature-major twins (ops::runtime_twin), for large batches and for inputs of one tile, named as
-// FusedPlan::kernel_name says.
+// The feature-major twins (ops::runtime_twin), for large batches, for inputs of one tile and for small
+// batches, named as FusedPlan::kernel_name and small_batch_twin_name say.
 #define MLPCORE_RUNTIME_TWINS(W, Tile, acc, twin, suffix)                                                                             \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_fm##suffix, float, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin) \
   MLPCORE_RUNTIME_KERNEL(mlpcore_mlp_w##W##acc##_f16_fm##suffix, mlpcore::ops::half_t, Tile, W, MLPCORE_RUNTIME_ACTIVATIONS, feature_major, twin)

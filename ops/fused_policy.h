@@ -401,15 +401,15 @@ MLPCORE_HOST_DEVICE constexpr FusedPolicy runtime_one_tile_input_policy(TileFami
 // The policy of a run-time-shaped kernel's twin for small batches (calls of at most a few blocks per
 // multiprocessor: engine/src/fused_plan.h, CallRouting), given the kernel's own (`base`, either layout's)
 // and whether it tests activations once per tile; `base` where it has none. A warp then runs one block
-// of sample tiles through every layer with no other warp beside it on its scheduler, so each of its waits
-// is the call's: the twin loads each output tile's weights and bias while the tile before runs its matrix
+// of sample tiles through every layer with at most one other warp beside it on its scheduler, so its waits
+// are mostly the call's: the twin loads each output tile's weights and bias while the tile before runs its matrix
 // instructions (prefetch_weights, prefetch_bias), without the kernel's register bound (min_blocks), which
 // leaves room for blocks such a call does not have. On an H200 at 2^14 samples (one block per
 // multiprocessor), Nsight Compute: in 3-64x6-3's kernel the first matrix instruction of each hidden
 // layer's output tiles waited on its operands' loads for 36% of the warps' stall samples, and the kernel
 // took twice as long as the specialized one (its small-batch twin, whose unrolled layers ptxas loads
 // ahead). NVIDIA's kernels with ReLU hidden layers, twins against kernels at 2^13-2^15 (docs/benchmarks.md,
-// "The built-in fallback at small batches"): 32-48 wide +2% to +47% (8 networks), 64 wide +4% to +24%,
+// "The built-in fallback at small batches"): 32-48 wide +2% to +47% (8 networks), 64 wide +3% to +24%,
 // 96 wide (5 networks) with float32 accumulators +14% to +54%, with float16 ones -6% to +11%, 112 wide +8%
 // to +59%; not 16 wide (one output tile: -2% to -10%) nor 80 wide (-8% to +3%), and 128 wide unmeasured.
 // Loading ahead at every batch instead lost up to 53% at 2^16-2^22 (16-64x3-16), where other warps hide

@@ -156,10 +156,11 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
   GTEST_SKIP() << "configured with MLPCORE_CUDA=OFF (no nvcc)";
 #else
   std::set<std::string> expected;
-  const auto add = [&](const std::string& name, std::initializer_list<const char*> accumulations) {
+  // `name`, each accumulation's suffix, [_f16][_fm], then `twin`.
+  const auto add = [&](const std::string& name, std::initializer_list<const char*> accumulations, const char* twin = "") {
     for (const char* acc : accumulations)
       for (const char* io : {"", "_f16"})
-        for (const char* layout : {"", "_fm"}) expected.insert(name + acc + io + layout);
+        for (const char* layout : {"", "_fm"}) expected.insert(name + acc + io + layout + twin);
   };
 #define MLPCORE_EXPECT_RUNTIME(width) add("mlpcore_mlp_w" #width, {"", "_act"});
   MLPCORE_RUNTIME_WIDTHS(MLPCORE_EXPECT_RUNTIME)
@@ -177,10 +178,7 @@ TEST(CudaFatbin, EachKernelHasItsBodyInTheFatBinaryOfItsAssemblyAndNoArrayInLoca
 #define MLPCORE_EXPECT_F16ACC_LARGE_BATCH(width) add_twin("mlpcore_mlp_w" #width "_f16acc", "_large");
   MLPCORE_RUNTIME_F16ACC_LARGE_BATCH_WIDTHS(MLPCORE_EXPECT_F16ACC_LARGE_BATCH)
 #undef MLPCORE_EXPECT_F16ACC_LARGE_BATCH
-#define MLPCORE_EXPECT_SMALL_BATCH(width)                                                         \
-  for (const char* acc : {"", "_f16acc"})                                                           \
-    for (const char* io : {"", "_f16"})                                                             \
-      for (const char* layout : {"", "_fm"}) expected.insert("mlpcore_mlp_w" #width + std::string(acc) + io + layout + "_small");
+#define MLPCORE_EXPECT_SMALL_BATCH(width) add("mlpcore_mlp_w" #width, {"", "_f16acc"}, "_small");
   MLPCORE_RUNTIME_SMALL_BATCH_WIDTHS(MLPCORE_EXPECT_SMALL_BATCH)
 #undef MLPCORE_EXPECT_SMALL_BATCH
 #define MLPCORE_EXPECT_ONE_TILE_INPUT(width) add_twin("mlpcore_mlp_w" #width, "_one_tile_input");

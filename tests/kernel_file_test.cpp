@@ -591,7 +591,7 @@ TEST(FusedPlan, CallsOfAtMostTwoBlocksPerMultiprocessorTakeTheSmallBatchTwins) {
   for (const FusedPlan& none : {plan_fused(relu_model({32, 64, 64, 64, 16}), "t", {ops::TileFamily::nvidia, true}),
                                 plan_fused(relu_model({3, 64, 64, 64, 1}), "t", {ops::TileFamily::rdna3, true}),
                                 plan_fused(relu_model({3, 80, 80, 80, 1}), "t", {ops::TileFamily::nvidia, false})}) {
-    EXPECT_TRUE(small_batch_twins(none).empty() || none.kind != KernelKind::specialized) << none.describe();
+    EXPECT_TRUE(small_batch_twins(none).empty()) << none.describe();
     for (const Io io : {Io::f32, Io::f16}) {
       EXPECT_FALSE(has_small_batch_twin(none, KernelSlot::sample_major, io)) << none.describe();
       EXPECT_FALSE(call_routing(none, 132).takes_small_batch_twin(call(Layout::sample_major, 1, io), KernelSlot::sample_major)) << none.describe();

@@ -91,10 +91,11 @@ FusedKernels find_fused_kernels(const Runtime& rt, const std::vector<DeviceModul
   const std::size_t first_twin = specialized_kernels(plan).size();
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const SpecializedKernel& k = twins[t];
-    const std::size_t m = first_twin + t;
-    void* kernel = plan.kind != KernelKind::specialized ? find(k.name, plan.small_batch_policy(k.slot), k.io)
-                   : m < modules.size()               ? rt.function(modules[m].get(), k.name.c_str())
-                                                      : nullptr;
+    void* kernel = nullptr;
+    if (plan.kind != KernelKind::specialized)
+      kernel = find(k.name, plan.small_batch_policy(k.slot), k.io);
+    else if (first_twin + t < modules.size())
+      kernel = rt.function(modules[first_twin + t].get(), k.name.c_str());
     if (!kernel) missing(k.name + " (small-batch twin)");
     kernels.small_batch_by_index[fused_kernel_index(k.io, k.slot)] = kernel;
   }

@@ -41,9 +41,10 @@ void specialization_notice(const std::string& backend, const FusedPlan& plan, co
 bool fits(const CompiledCode& code) { return code.reports_spills && code.spill_bytes <= kMaxSpillBytes; }
 
 // The index in `kernels` (specialized_kernels) of the kernel whose code small-batch twin `twin` is: the
-// one of its name.
+// one of its slot and I/O type.
 std::size_t kernel_of(const std::vector<SpecializedKernel>& kernels, const SpecializedKernel& twin) {
-  return static_cast<std::size_t>(std::ranges::find(kernels, twin.name, &SpecializedKernel::name) - kernels.begin());
+  return static_cast<std::size_t>(
+      std::ranges::find_if(kernels, [&](const SpecializedKernel& k) { return k.slot == twin.slot && k.io == twin.io; }) - kernels.begin());
 }
 
 // The code, described: the plan, where the code came from (`from`: ", from the kernel cache in 2 ms"),

@@ -36,11 +36,7 @@ TEST(RunTimeShapedLargeBatchTwins, ThePlanRunsTheTwinTheKernelsHave) {
     if (twin) EXPECT_EQ(plan.large_batch_policy, (ops::runtime_shape_policy<ops::TileMmaSm80, W, ops::IoLayout::feature_major, kLarge>())) << plan.shape;
     twins += twin;
   });
-  int listed = 0;
-#define MLPCORE_COUNT_WIDTH(W) ++listed;
-  MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS(MLPCORE_COUNT_WIDTH)
-#undef MLPCORE_COUNT_WIDTH
-  EXPECT_EQ(twins, listed) << "one ReLU network per width with a twin";
+  EXPECT_EQ(static_cast<std::size_t>(twins), MLPCORE_WIDTH_SET(MLPCORE_RUNTIME_LARGE_BATCH_WIDTHS).size()) << "one ReLU network per width with a twin";
 }
 
 // One network for each width with a twin (ReLU hidden layers, the twins' only kind): one-tile first layers,

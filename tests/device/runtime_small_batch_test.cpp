@@ -39,6 +39,12 @@ void expect_plan_runs_the_kernels_twins(const FusedPlan& plan) {
       if (!twins[s]) continue;
       EXPECT_EQ(plan.small_batch_policy(slot), policy) << plan.shape;
       EXPECT_TRUE(policy.prefetch_weights && policy.prefetch_bias) << plan.shape;
+      // Only the loads ahead and the bound: the twin takes its kernel's grid (sample tiles) and packing.
+      ops::FusedPolicy only = policy;
+      only.prefetch_weights = plan.policy_of(slot).prefetch_weights;
+      only.prefetch_bias = plan.policy_of(slot).prefetch_bias;
+      only.min_blocks = plan.policy_of(slot).min_blocks;
+      EXPECT_EQ(only, plan.policy_of(slot)) << plan.shape;
       EXPECT_EQ(plan.small_batch_twin_name(io, slot), plan.kernel_name(io, slot) + "_small");
     }
   EXPECT_FALSE(has_small_batch_twin(plan, KernelSlot::feature_major_large_batch, Io::f16));
