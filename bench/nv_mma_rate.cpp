@@ -68,10 +68,14 @@ MLPCORE_KERNEL void independent(const uint32_t* operands, float* out, int iterat
   out[mlpcore::ops::block_x() * mlpcore::ops::block_dim_x() + mlpcore::ops::thread_x()] = s;
 }
 
-template <bool F32, int S>
+// G output tiles at a time: their chains interleaved K tile by K tile (G = 1 is the kernels' order,
+// ops/fused_mlp.h, dense_layer), each group's accumulators packed into the next layer's operands as soon as
+// its chains end, as the kernels do: G·S accumulators live, 4 registers each with float32, 2 with float16.
+template <bool F32, int S, int G = 1>
 MLPCORE_KERNEL void layer(const uint32_t* operands, float* out, int iterations) {
   using A = Acc<F32>;
   constexpr int T = 4;  // 64 units: 4 tiles of 16
+  static_assert(T % G == 0, "whole groups of output tiles");
   const uint32_t lane = mlpcore::ops::lane_id();
   uint32_t w[T][T][4];
 #pragma unroll
@@ -87,17 +91,25 @@ MLPCORE_KERNEL void layer(const uint32_t* operands, float* out, int iterations) 
 #pragma unroll
     for (int s = 0; s < S; ++s) act[k][s][0] = act[k][s][1] = operands[lane + 128 + 32 * s % 64];
   for (int i = 0; i < iterations; ++i) {
-    typename A::type acc[T][S];
+    uint32_t next[T][S][2];
 #pragma unroll
-    for (int m = 0; m < T; ++m)
+    for (int m0 = 0; m0 < T; m0 += G) {
+      typename A::type acc[G][S];
 #pragma unroll
       for (int k = 0; k < T; ++k)
 #pragma unroll
-        for (int s = 0; s < S; ++s) acc[m][s] = A::mma(w[m][k], act[k][s], k == 0 ? bias : acc[m][s]);
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+          for (int s = 0; s < S; ++s) acc[g][s] = A::mma(w[m0 + g][k], act[k][s], k == 0 ? bias : acc[g][s]);
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int s = 0; s < S; ++s) A::to_b(acc[g][s], next[m0 + g][s]);
+    }
 #pragma unroll
     for (int m = 0; m < T; ++m)
 #pragma unroll
-      for (int s = 0; s < S; ++s) A::to_b(acc[m][s], act[m][s]);
+      for (int s = 0; s < S; ++s) act[m][s][0] = next[m][s][0], act[m][s][1] = next[m][s][1];
   }
   float s = 0;
 #pragma unroll
@@ -160,10 +172,20 @@ int main() {
     const double f16 = tflops(layer<false, 2>, multiprocessors, warps, 32, operands, out, start, stop);
     std::printf("| 64-wide layer, 16 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
   }
-  for (int warps : {4, 8, 16}) {
+  for (int warps : {4, 8, 16, 20}) {
     const double f32 = tflops(layer<true, 4>, multiprocessors, warps, 64, operands, out, start, stop);
     const double f16 = tflops(layer<false, 4>, multiprocessors, warps, 64, operands, out, start, stop);
     std::printf("| 64-wide layer, 32 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
+  }
+  for (int warps : {4, 8, 16, 20}) {
+    const double f32 = tflops(layer<true, 4, 2>, multiprocessors, warps, 64, operands, out, start, stop);
+    const double f16 = tflops(layer<false, 4, 2>, multiprocessors, warps, 64, operands, out, start, stop);
+    std::printf("| 64-wide layer, 32 samples per warp, output tiles in pairs | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
+  }
+  for (int warps : {4, 8, 16, 20}) {
+    const double f32 = tflops(layer<true, 4, 4>, multiprocessors, warps, 64, operands, out, start, stop);
+    const double f16 = tflops(layer<false, 4, 4>, multiprocessors, warps, 64, operands, out, start, stop);
+    std::printf("| 64-wide layer, 32 samples per warp, all 4 output tiles at once | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
   }
   check(gpuEventDestroy(start), "event");
   check(gpuEventDestroy(stop), "event");

@@ -119,14 +119,22 @@ struct RuntimeShapeTuning {
 };
 MLPCORE_HOST_DEVICE constexpr RuntimeShapeTuning nvidia_runtime_shape_tuning(int width_tiles) {
   switch (width_tiles) {
-    case 1: return {2, 2, 5, 4, 5, true};
+    case 1:
+      return {.sample_tiles = 2, .per_tile_sample_tiles = 2, .min_blocks = 5, .large_batch_sample_tiles = 4, .large_batch_min_blocks = 5,
+              .tested_row_stores = true};
     case 2:
-    case 3: return {2, 2, 0, 0, 0, true, false, false, false, false, true};
-    case 4: return {2, 2, 4, 0, 0, true, true, true, false, false, true};
-    case 5: return {1, 1, 3, 2, 3};
-    case 6: return {1, 1, 4, 2, 0, false, false, false, false, false, true};
-    case 7: return {1, 1, 0, 2, 0, true, true, true, false, false, true};
-    default: return {2, 1, 0, 0, 0, false, false, false, true, true};  // 128 wide
+    case 3: return {.sample_tiles = 2, .per_tile_sample_tiles = 2, .tested_row_stores = true, .small_batch_twins = true};
+    case 4:
+      return {.sample_tiles = 2, .per_tile_sample_tiles = 2, .min_blocks = 4, .tested_row_stores = true, .light_assembly_sample_major = true,
+              .light_assembly_feature_major = true, .small_batch_twins = true};
+    case 5: return {.sample_tiles = 1, .per_tile_sample_tiles = 1, .min_blocks = 3, .large_batch_sample_tiles = 2, .large_batch_min_blocks = 3};
+    case 6:
+      return {.sample_tiles = 1, .per_tile_sample_tiles = 1, .min_blocks = 4, .large_batch_sample_tiles = 2, .small_batch_twins = true};
+    case 7:
+      return {.sample_tiles = 1, .per_tile_sample_tiles = 1, .large_batch_sample_tiles = 2, .tested_row_stores = true,
+              .light_assembly_sample_major = true, .light_assembly_feature_major = true, .small_batch_twins = true};
+    default:  // 128 wide
+      return {.sample_tiles = 2, .per_tile_sample_tiles = 1, .light_assembly_one_tile_input = true, .full_assembly_one_tile_input_float16_io = true};
   }
 }
 

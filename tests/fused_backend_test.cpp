@@ -879,23 +879,37 @@ TEST_P(FusedBackend, LargeFeatureMajorBatchesMatchTheCpuBackend) {
   }
 }
 
-// Calls of at most 2 blocks per multiprocessor take a register-bound kernel's small-batch twin (its code
-// assembled without the bound; engine/src/fused_plan.h, CallRouting), larger ones the kernel: specialized
-// networks up to 64 wide with one input tile, in both layouts and I/O types, at 1000 samples (the twin on
-// a GPU of 4 multiprocessors or more) and 2^17 + 3 (the kernel on one of fewer than 256), against the CPU
-// backend.
+// Calls of at most 2 blocks per multiprocessor take a kernel's small-batch twin (engine/src/fused_plan.h,
+// CallRouting), larger ones the kernel, in both layouts and I/O types, at 1000 samples (the twin on a GPU of
+// 8 multiprocessors or more) and 2^17 + 3 (the kernel on one of fewer than 256), against the CPU backend:
+// specialized networks up to 64 wide with one input tile (the twin: the kernel's code assembled without its
+// register bound), and the built-in kernels' twins of ReLU networks 40, 64, 96 and 112 wide (loading
+// weights a tile ahead, ops::runtime_small_batch_policy; inputs of 1-3 tiles, padded layers).
 TEST_P(FusedBackend, SmallBatchTwinsAndTheirKernelsMatchTheCpuBackend) {
   std::mt19937 rng(seed(11));
-  for (const std::vector<std::size_t>& widths : {std::vector<std::size_t>{3, 64, 64, 64, 64, 1}, std::vector<std::size_t>{16, 48, 48, 48, 5}}) {
+  struct Case {
+    std::vector<std::size_t> widths;
+    bool builtin;  // a case of the built-in kernels' twins: ReLU hidden layers, which theirs have compiled in
+  };
+  const std::vector<Case> cases = {{{3, 64, 64, 64, 64, 1}, false},
+                                   {{16, 48, 48, 48, 5}, false},
+                                   {{9, 40, 40, 40, 40, 2}, true},
+                                   {{3, 64, 64, 64, 64, 64, 64, 3}, true},
+                                   {{32, 96, 90, 96, 4}, true},
+                                   {{24, 100, 100, 100, 8}, true},
+                                   {{40, 112, 112, 16}, true}};
+  for (const auto& [widths, builtin] : cases) {
     std::vector<Activation> acts;
-    for (std::size_t l = 0; l + 2 < widths.size(); ++l) acts.push_back(random_activation(rng, false));
+    for (std::size_t l = 0; l + 2 < widths.size(); ++l) acts.push_back(builtin ? Activation::make(ActivationKind::relu) : random_activation(rng, false));
     acts.push_back(Activation::make(ActivationKind::none));
     const Model m = test::random_model(rng, widths, acts);
     NetworkOptions options = options_for(GetParam());
     options.layouts = {true, true};
     const Network net(m, options);
-    if (GetParam().starts_with("cuda") && !GetParam().ends_with(kBuiltin))
-      EXPECT_NE(net.kernel().find(", twins without the register bound for small batches"), std::string::npos) << net.kernel();
+    if (GetParam().starts_with("cuda") && GetParam().ends_with(kBuiltin) == builtin)
+      EXPECT_NE(net.kernel().find(builtin ? ", twins loading weights a tile ahead for small batches" : ", twins without the register bound for small batches"),
+                std::string::npos)
+          << net.kernel();
     for (const Layout layout : {Layout::sample_major, Layout::feature_major})
       for (const std::size_t batch : {std::size_t{1000}, (std::size_t{1} << 17) + 3}) {
         const std::string what = std::to_string(widths.size() - 2) + " hidden layers, " + std::to_string(batch) + " samples, " +

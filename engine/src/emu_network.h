@@ -29,7 +29,7 @@ class EmuNetwork final : public BackendNetwork {
   EmuNetwork(const Model& model, const FusedPlan& plan, std::string name, EmulatedKernel kernel, emu::ChipNumerics numerics = {},
              unsigned multiprocessors = 0)
       : name_(std::move(name)), packing_(pack_for_backend<Tile>(model, plan, name_.c_str())),
-        kernel_(std::move(kernel)), description_(plan.describe()),
+        kernel_(std::move(kernel)), description_(plan.describe(multiprocessors > 0)),
         numerics_(numerics), layouts_(plan.layouts),
         routing_(call_routing(plan, multiprocessors)) {}
 

@@ -243,7 +243,7 @@ std::string FusedPlan::small_batch_twin_name(Io io, KernelSlot slot) const {
   return kernel_name(io, slot) + (kind == KernelKind::runtime_shaped ? "_small" : "");
 }
 
-std::string FusedPlan::describe() const {
+std::string FusedPlan::describe(bool small_batch_calls) const {
   const std::string acc = f16_accumulation ? " (float16 accumulation)" : "";
   const std::string batch = std::has_single_bit(large_batch) ? "2^" + std::to_string(std::countr_zero(large_batch)) : std::to_string(large_batch);
   const std::string twin = large_batch_policy.sample_tiles != feature_major_policy.sample_tiles
@@ -252,7 +252,8 @@ std::string FusedPlan::describe() const {
   const std::string large =
       large_batch_kernels ? ", " + twin + " from " + batch + " feature-major samples" + (large_batch_float32_io ? "" : " with float16 I/O") : "";
   // (both I/O types' kernels of a layout have twins or neither)
-  const bool small_twins = has_small_batch_twin(*this, KernelSlot::sample_major, Io::f32) || has_small_batch_twin(*this, KernelSlot::feature_major, Io::f32);
+  const bool small_twins = small_batch_calls && (has_small_batch_twin(*this, KernelSlot::sample_major, Io::f32) ||
+                                                 has_small_batch_twin(*this, KernelSlot::feature_major, Io::f32));
   switch (kind) {
     case KernelKind::runtime_shaped:
       return "run-time-shaped, " + std::to_string(16 * width_tiles) + " wide" + acc + (activations_per_tile ? ", activations tested per tile" : "") +

@@ -108,8 +108,10 @@ struct FusedPlan {
   // width_tiles rounded up to 1, 2, 4 or 8: the device-side API's kernel variant (mlpcore::with_max_tiles).
   int max_tiles() const { return width_tiles <= 1 ? 1 : width_tiles <= 2 ? 2 : width_tiles <= 4 ? 4 : 8; }
   // For Network::kernel(): "compiled in for 32-64x4-16 (float16 accumulation)", "run-time-shaped, 128
-  // wide, for 3-128x8-1", "specialized for 64-64x5-4".
-  std::string describe() const;
+  // wide, for 3-128x8-1", "specialized for 64-64x5-4". `small_batch_calls`: whether calls may take the
+  // small-batch twins (CallRouting::small_batch_blocks; not on the emulator without a multiprocessor count),
+  // so that only twins that run are named.
+  std::string describe(bool small_batch_calls = true) const;
   bool operator==(const FusedPlan&) const = default;
 };
 

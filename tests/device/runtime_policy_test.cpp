@@ -10,6 +10,7 @@
 #include "engine/src/fused_plan.h"
 #include "ops/fused_mlp.h"
 #include "ops/tile_mma_sm80.h"
+#include "tests/device/runtime_twin_cases.h"
 #include "tests/test_util.h"
 
 namespace mlpcore::detail {
@@ -34,28 +35,20 @@ void expect_kernel_policies(const FusedPlan& plan) {
 TEST(RunTimeShapedKernels, ThePlanGivesEachSlotItsKernelsPolicy) {
   std::mt19937 rng(31);
   int light = 0, full = 0;
-  [&]<int... I>(std::integer_sequence<int, I...>) {
-    (
-        [&] {
-          constexpr int W = I + 1;
-          const std::size_t width = 16 * W;
-          for (const std::size_t inputs : {std::size_t{3}, width})
-            for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
-              const Activation act = Activation::make(hidden);
-              const FusedPlan plan = plan_fused(
-                  test::random_model(rng, {inputs, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}), "t",
-                  {ops::TileFamily::nvidia});  // (no compiled-in shape has three hidden layers)
-              ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
-              ASSERT_EQ(plan.activations_per_tile, hidden != ActivationKind::relu);
-              if (plan.activations_per_tile)
-                expect_kernel_policies<W, true>(plan);
-              else
-                expect_kernel_policies<W, false>(plan);
-              for (const KernelSlot slot : kKernelSlots) (plan.policy_of(slot).light_assembly ? light : full) += 1;
-            }
-        }(),
-        ...);
-  }(std::make_integer_sequence<int, ops::kMaxTilesPerLayer>{});
+  test::for_each_uniform_network(
+      rng,
+      [&](auto width, const Model& m) {
+        constexpr int W = decltype(width)::value;
+        const FusedPlan plan = plan_fused(m, "t", {ops::TileFamily::nvidia});
+        ASSERT_EQ(plan.kind, KernelKind::runtime_shaped);
+        ASSERT_EQ(plan.activations_per_tile, m.layers.front().activation.kind != ActivationKind::relu);
+        if (plan.activations_per_tile)
+          expect_kernel_policies<W, true>(plan);
+        else
+          expect_kernel_policies<W, false>(plan);
+        for (const KernelSlot slot : kKernelSlots) (plan.policy_of(slot).light_assembly ? light : full) += 1;
+      },
+      true);
   EXPECT_GT(light, 0);
   EXPECT_GT(full, 0);
 }

@@ -127,6 +127,10 @@ TEST(RunTimeShapedSmallBatchTwins, MatchFloat64OnTheEmulator) {
       constexpr unsigned kMultiprocessors = 1000;  // every batch below is at most 2 blocks per multiprocessor
       const CallRouting routing = call_routing(plan, kMultiprocessors);
       const auto net = create_emu_nvidia_network(m, plan, kMultiprocessors);
+      // The twins are named where calls take them, not by the emulated backend without a multiprocessor count.
+      const std::string twins = ", twins loading weights a tile ahead for small batches";
+      EXPECT_NE(net->kernel().find(twins), std::string::npos) << net->kernel();
+      EXPECT_EQ(create_emu_nvidia_network(m, plan)->kernel().find(twins), std::string::npos) << plan.shape;
       const double tolerance = f16_accumulation ? 3e-2 : 1e-2;
       double& worst_here = f16_accumulation ? worst_f16acc : worst;
       for (const Layout layout : {Layout::sample_major, Layout::feature_major})

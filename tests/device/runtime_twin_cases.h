@@ -25,17 +25,21 @@ inline Model twin_case_model(const TwinCase& c, std::mt19937& rng) {
 }
 
 // f(std::integral_constant<int, W>{}, model) for W = 1 .. ops::kMaxTilesPerLayer, for a network 16 W wide
-// with three hidden layers (no compiled-in shape has three) of ReLU, then of SiLU, from 3 inputs to 2 outputs.
+// with three hidden layers (no compiled-in shape has three) of ReLU, then of SiLU, from 3 inputs (and with
+// wide_inputs, then from as many inputs as the hidden layers' units) to 2 outputs.
 template <class F>
-void for_each_uniform_network(std::mt19937& rng, F f) {
+void for_each_uniform_network(std::mt19937& rng, F f, bool wide_inputs = false) {
   [&]<int... I>(std::integer_sequence<int, I...>) {
     (
         [&] {
           const std::size_t width = 16 * (I + 1);
-          for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
-            const Activation act = Activation::make(hidden);
-            f(std::integral_constant<int, I + 1>{},
-              random_model(rng, {3, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}));
+          for (const std::size_t inputs : {std::size_t{3}, width}) {
+            if (inputs == width && !wide_inputs) break;
+            for (const ActivationKind hidden : {ActivationKind::relu, ActivationKind::silu}) {
+              const Activation act = Activation::make(hidden);
+              f(std::integral_constant<int, I + 1>{},
+                random_model(rng, {inputs, width, width, width, 2}, {act, act, act, Activation::make(ActivationKind::none)}));
+            }
           }
         }(),
         ...);
