@@ -10,12 +10,14 @@
 //                output tile, 16 per layer); G output tiles' chains run interleaved (1 as the kernels).
 //                The weights stay in registers, so this bounds the kernels' hidden layers from above.
 // Prints TFLOP/s (2*16*8*16 flop per instruction) and the float32 / float16 ratio, for several warps per
-// multiprocessor (a layer of 32 samples per warp takes up to 146 registers: 12 warps fit). Not a test: a measurement, as the other bench/ programs.
+// multiprocessor (a layer of 32 samples per warp takes up to 146 registers: 12 warps fit). Not a test: a
+// measurement, as the other bench/ programs.
 //   build/bench/nv_mma_rate   (built with the CUDA kernels, for the newest of MLPCORE_CUDA_ARCHS; or
 //   nvcc -x cu -std=c++20 -O3 --expt-relaxed-constexpr -arch=sm_90 -I. -Iengine/include bench/nv_mma_rate.cpp -o nv_mma_rate)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "apps/gpu_vendor.h"
 #include "ops/nv_intrinsics.h"
@@ -174,31 +176,21 @@ int main() {
   check(gpuEventCreate(&stop), "event");
   std::printf("%s, %d multiprocessors: mma.sync.m16n8k16 TFLOP/s, float32 / float16 accumulators\n", prop.name, multiprocessors);
   std::printf("| pattern | warps/MP | float32 acc | float16 acc | ratio |\n|---|---|---|---|---|\n");
-  for (int warps : {4, 8, 16, 32}) {
-    const double f32 = tflops(independent<true, 8>, multiprocessors, warps, 8, operands, out, start, stop);
-    const double f16 = tflops(independent<false, 8>, multiprocessors, warps, 8, operands, out, start, stop);
-    std::printf("| 8 independent accumulators | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
-  }
-  for (int warps : {4, 8, 16}) {
-    const double f32 = tflops(layer<true, 2>, multiprocessors, warps, 32, operands, out, start, stop);
-    const double f16 = tflops(layer<false, 2>, multiprocessors, warps, 32, operands, out, start, stop);
-    std::printf("| 64-wide layer, 16 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
-  }
-  for (int warps : {4, 8, 12}) {
-    const double f32 = tflops(layer<true, 4>, multiprocessors, warps, 64, operands, out, start, stop);
-    const double f16 = tflops(layer<false, 4>, multiprocessors, warps, 64, operands, out, start, stop);
-    std::printf("| 64-wide layer, 32 samples per warp | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
-  }
-  for (int warps : {4, 8, 12}) {
-    const double f32 = tflops(layer<true, 4, 2>, multiprocessors, warps, 64, operands, out, start, stop);
-    const double f16 = tflops(layer<false, 4, 2>, multiprocessors, warps, 64, operands, out, start, stop);
-    std::printf("| 64-wide layer, 32 samples per warp, output tiles in pairs | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
-  }
-  for (int warps : {4, 8, 12}) {
-    const double f32 = tflops(layer<true, 4, 4>, multiprocessors, warps, 64, operands, out, start, stop);
-    const double f16 = tflops(layer<false, 4, 4>, multiprocessors, warps, 64, operands, out, start, stop);
-    std::printf("| 64-wide layer, 32 samples per warp, all 4 output tiles at once | %d | %.0f | %.0f | %.2f |\n", warps, f32, f16, f32 / f16);
-  }
+  // A table row per warp count: `pattern`'s float32- and float16-accumulating kernels, `mma` instructions per
+  // iteration each.
+  const auto table_rows = [&](const char* pattern, std::initializer_list<int> warp_counts, auto f32_kernel, auto f16_kernel, int mma) {
+    for (const int warps : warp_counts) {
+      const double f32 = tflops(f32_kernel, multiprocessors, warps, mma, operands, out, start, stop);
+      const double f16 = tflops(f16_kernel, multiprocessors, warps, mma, operands, out, start, stop);
+      std::printf("| %s | %d | %.0f | %.0f | %.2f |\n", pattern, warps, f32, f16, f32 / f16);
+    }
+  };
+  table_rows("8 independent accumulators", {4, 8, 16, 32}, independent<true, 8>, independent<false, 8>, 8);
+  // A layer issues 4 x 4 instructions for each of its S groups of 8 samples.
+  table_rows("64-wide layer, 16 samples per warp", {4, 8, 16}, layer<true, 2>, layer<false, 2>, 32);
+  table_rows("64-wide layer, 32 samples per warp", {4, 8, 12}, layer<true, 4>, layer<false, 4>, 64);
+  table_rows("64-wide layer, 32 samples per warp, output tiles in pairs", {4, 8, 12}, layer<true, 4, 2>, layer<false, 4, 2>, 64);
+  table_rows("64-wide layer, 32 samples per warp, all 4 output tiles at once", {4, 8, 12}, layer<true, 4, 4>, layer<false, 4, 4>, 64);
   check(gpuEventDestroy(start), "event");
   check(gpuEventDestroy(stop), "event");
   check(gpuFree(out), "free");
